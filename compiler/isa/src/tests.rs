@@ -1,0 +1,333 @@
+//! Tests of the table, the encoding and the occupancy function.
+
+use proptest::prelude::*;
+
+use crate::target::{KernelResources, Limit, MINIMUMS, PROFILES, occupancy};
+use crate::*;
+
+fn encode(inst: &Inst) -> Vec<u8> {
+    let mut out = Vec::new();
+    inst.encode(&mut out).unwrap_or_else(|e| panic!("{inst:?}: {e}"));
+    out
+}
+
+fn base_word(bytes: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w[..6].copy_from_slice(&bytes[..6]);
+    u64::from_le_bytes(w)
+}
+
+#[test]
+fn table_is_sorted_unique_and_in_its_ranges() {
+    for pair in OPCODES.windows(2) {
+        assert!(pair[0].opcode < pair[1].opcode, "{} / {}", pair[0].mnemonic, pair[1].mnemonic);
+    }
+    for op in OPCODES {
+        let range = match op.category {
+            Category::Integer => 0x00..=0x0F,
+            Category::Float => 0x10..=0x1F,
+            Category::Bitwise => 0x20..=0x27,
+            Category::Compare => 0x28..=0x2F,
+            Category::LocalMemory => 0x30..=0x37,
+            Category::DeviceMemory => 0x38..=0x3F,
+            Category::Atomic => 0x40..=0x4F,
+            Category::Wave => 0x50..=0x5F,
+            Category::Control => 0x60..=0x6F,
+            Category::Convert => 0x70..=0x7F,
+            Category::F16 => 0x80..=0x8F,
+            Category::F64 => 0x90..=0x9F,
+            Category::Mma => 0xA0..=0xAF,
+            Category::Misc => 0xF0..=0xFF,
+        };
+        assert!(range.contains(&op.opcode), "{} outside its category range", op.mnemonic);
+        assert_eq!(info(op.opcode).map(|o| o.mnemonic), Some(op.mnemonic));
+        assert!(!op.summary.is_empty());
+    }
+    assert_eq!(OPCODES.len(), 108, "Appendix A defines 108 opcodes");
+}
+
+/// The table against the spec text itself: every Appendix A row (`0x04imadExtended...`) is
+/// here with the same opcode, mnemonic and format, and nothing else is.
+#[test]
+fn table_matches_appendix_a_of_the_spec() {
+    let path =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/seeds/000_abde26fb1863130e.txt");
+    let spec = std::fs::read_to_string(path).expect("the WAVE spec seed beside the checkout");
+    let mut rows = Vec::new();
+    for line in spec.lines() {
+        let Some(rest) = line.strip_prefix("0x") else { continue };
+        if rest.len() < 3 || rest.contains("Reserved") {
+            continue;
+        }
+        let Ok(opcode) = u8::from_str_radix(&rest[..2], 16) else { continue };
+        let rest = &rest[2..];
+        let (name, format) = if let Some(i) = rest.find("Extended") {
+            (&rest[..i], Format::Extended)
+        } else if let Some(i) = rest.find("Base") {
+            (&rest[..i], Format::Base)
+        } else {
+            continue;
+        };
+        rows.push((opcode, name.to_owned(), format));
+    }
+    assert_eq!(rows.len(), OPCODES.len());
+    for (opcode, name, format) in rows {
+        let op = info(opcode).unwrap_or_else(|| panic!("0x{opcode:02X} {name} missing"));
+        assert_eq!(op.mnemonic, name);
+        assert_eq!(op.format, format, "{name}");
+    }
+}
+
+#[test]
+fn every_alias_resolves_to_one_instruction() {
+    for spelling in all_spellings() {
+        let (op, implied) = lookup_name(spelling).expect("listed spelling resolves");
+        let resolved = lookup(spelling, &[]);
+        // Spellings that leave a required modifier open (e.g. `icmp`) fail only for that.
+        match resolved {
+            Ok(r) => assert_eq!(r.op.opcode, op.opcode),
+            Err(SuffixError::MissingModifier { .. }) => assert!(implied.is_empty()),
+            Err(e) => panic!("{spelling}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn aliases_give_the_same_fields_as_canonical_forms() {
+    let cases = [
+        ("shl", "shift.shl"),
+        ("sar", "shift.sar"),
+        ("bitrev", "bitop.bitrev"),
+        ("ffloor", "fround.floor"),
+        ("fround", "fround.round"),
+        ("flog2", "ftransc.log2"),
+        ("fence_acq_rel", "fence.acq_rel"),
+        ("wave_reduce_xor", "wave_reduce.xor"),
+        ("icmp_lt", "icmp.lt"),
+        ("fcmp_ord", "fcmp.ord"),
+        ("device_load_u32", "device_load.u32"),
+        ("local_store_u8", "local_store.u8"),
+        ("local_atomic_add", "atomic_add.local"),
+        ("mov_sr", "mov_special"),
+        ("atomic_compare_swap", "atomic_cas"),
+        ("ICMP.LT", "icmp.lt"),
+    ];
+    for (alias, canonical) in cases {
+        assert_eq!(lookup(alias, &[]), lookup(canonical, &[]), "{alias}");
+    }
+    assert_eq!(lookup("atomic_add", &["workgroup"]), lookup("atomic_add.workgroup", &[]));
+    assert_eq!(lookup("fence_acquire", &["workgroup"]), lookup("fence.acquire.workgroup", &[]));
+}
+
+#[test]
+fn suffix_errors_are_specific() {
+    assert!(matches!(
+        lookup("icmp", &[]),
+        Err(SuffixError::MissingModifier { mnemonic: "icmp", .. })
+    ));
+    assert!(matches!(
+        lookup("icmp.lt.gt", &[]),
+        Err(SuffixError::Conflict { ref first, ref second }) if first == "lt" && second == "gt"
+    ));
+    assert!(matches!(
+        lookup("iadd.u32", &[]),
+        Err(SuffixError::UnknownSuffix { mnemonic: "iadd", .. })
+    ));
+    assert!(matches!(
+        lookup("iaddd", &[]),
+        Err(SuffixError::UnknownMnemonic { suggestion: Some("iadd"), .. })
+    ));
+    // f32 is an atomic_add type only.
+    assert!(lookup("atomic_add.f32", &[]).is_ok());
+    assert!(matches!(lookup("atomic_min.f32", &[]), Err(SuffixError::UnknownSuffix { .. })));
+}
+
+// Bit-by-bit checks against the field table of spec 8.2.
+#[test]
+fn iadd_fields_sit_where_spec_8_2_puts_them() {
+    let inst = Inst { opcode: 0x00, rd: 5, rs1: 6, rs2: 7, ..Inst::default() };
+    let bytes = encode(&inst);
+    assert_eq!(bytes.len(), 6);
+    let w = base_word(&bytes);
+    assert_eq!(w >> 40, 0x00, "opcode [47:40]");
+    assert_eq!((w >> 32) & 0xFF, 5, "rd [39:32]");
+    assert_eq!((w >> 24) & 0xFF, 6, "rs1 [31:24]");
+    assert_eq!((w >> 16) & 0xFF, 7, "rs2 [23:16]");
+    assert_eq!(w & 0xFFFF, 0, "reserved, modifier, scope, pred, flags all zero");
+    assert_eq!(bytes, [0x00, 0x00, 0x07, 0x06, 0x05, 0x00]);
+}
+
+#[test]
+fn guarded_atomic_sets_modifier_scope_pred_and_flags() {
+    // @!p3 atomic_min.i32.local.workgroup r9, r10, r11
+    let (r, _) = (lookup("atomic_min.i32.local.workgroup", &[]).unwrap(), ());
+    let inst = Inst {
+        opcode: r.op.opcode,
+        rd: 9,
+        rs1: 10,
+        rs2: 11,
+        modifier: r.modifier,
+        scope: r.scope,
+        guard: Some(Guard { predicate: 3, negate: true }),
+        ext: Some(0),
+    };
+    let bytes = encode(&inst);
+    assert_eq!(bytes.len(), 10, "atomics are Extended");
+    let w = base_word(&bytes);
+    assert_eq!(w >> 40, 0x42);
+    assert_eq!((w >> 11) & 0x1F, 0, "reserved [15:11]");
+    assert_eq!((w >> 7) & 0xF, 0b1001, "modifier [10:7]: i32 (1) | local (8)");
+    assert_eq!((w >> 5) & 3, 0b01, "scope [6:5]: workgroup");
+    assert_eq!((w >> 3) & 3, 3, "pred [4:3]: p3");
+    assert_eq!((w >> 2) & 1, 1, "pred_neg [2]");
+    assert_eq!(w & 3, 0b11, "flags: extended | predicated");
+    assert_eq!(&bytes[6..], &[0, 0, 0, 0]);
+}
+
+#[test]
+fn wave_reduce_max_uses_modifier_10_and_fma_puts_rs3_in_the_extension_word() {
+    let r = lookup("wave_reduce.max", &[]).unwrap();
+    let bytes =
+        encode(&Inst { opcode: 0x59, rd: 1, rs1: 2, modifier: r.modifier, ..Inst::default() });
+    assert_eq!((base_word(&bytes) >> 7) & 0xF, 10);
+    let bytes =
+        encode(&Inst { opcode: 0x13, rd: 1, rs1: 2, rs2: 3, ext: Some(4), ..Inst::default() });
+    assert_eq!(bytes.len(), 10);
+    assert_eq!(base_word(&bytes) & 3, FLAG_EXTENDED.into());
+    assert_eq!(&bytes[6..], &[4, 0, 0, 0]);
+}
+
+#[test]
+fn immediate_source_replaces_rs2_with_the_extension_word() {
+    // iadd r1, r2, -1
+    let bytes =
+        encode(&Inst { opcode: 0x00, rd: 1, rs1: 2, ext: Some(u32::MAX), ..Inst::default() });
+    assert_eq!(bytes, [0x01, 0x00, 0x00, 0x02, 0x01, 0x00, 0xFF, 0xFF, 0xFF, 0xFF]);
+}
+
+#[test]
+fn decoder_rejects_what_the_encoder_never_writes() {
+    let good = encode(&Inst { opcode: 0x00, rd: 1, rs1: 2, rs2: 3, ..Inst::default() });
+    let mut reserved = good.clone();
+    reserved[1] |= 0x08; // bit 11
+    assert_eq!(Inst::decode(&reserved), Err(DecodeError::ReservedBits(1)));
+    let mut unknown = good.clone();
+    unknown[5] = 0xB0;
+    assert_eq!(Inst::decode(&unknown), Err(DecodeError::UnknownOpcode(0xB0)));
+    assert!(matches!(Inst::decode(&good[..4]), Err(DecodeError::Truncated { needed: 6, .. })));
+    // ineg has no rs2.
+    let ineg = encode(&Inst { opcode: 0x07, rd: 1, rs1: 2, ..Inst::default() });
+    let mut bad = ineg.clone();
+    bad[2] = 9;
+    assert!(matches!(
+        Inst::decode(&bad),
+        Err(DecodeError::Invalid(EncodeError::UnusedField { field: "rs2", .. }))
+    ));
+    // `if` cannot be guarded.
+    let mut guarded_if = encode(&Inst { opcode: 0x60, ..Inst::default() });
+    guarded_if[0] |= FLAG_PREDICATED;
+    assert!(matches!(
+        Inst::decode(&guarded_if),
+        Err(DecodeError::Invalid(EncodeError::NotPredicable("if")))
+    ));
+    // Extended without the extension word.
+    let mut imad = encode(&Inst { opcode: 0x04, ext: Some(0), ..Inst::default() });
+    imad[0] &= !FLAG_EXTENDED;
+    assert!(matches!(
+        Inst::decode(&imad[..6]),
+        Err(DecodeError::Invalid(EncodeError::MissingExtension("imad")))
+    ));
+    // wave_reduce modifier 0 is the Appendix A numbering, not ours.
+    assert!(
+        Inst { opcode: 0x59, rd: 1, rs1: 1, modifier: 0, ..Inst::default() }.validate().is_err()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    #[test]
+    fn every_instruction_round_trips_through_bytes(
+        index in 0..OPCODES.len(),
+        seed in proptest::collection::vec(any::<u32>(), 16),
+    ) {
+        let op = &OPCODES[index];
+        let mut it = seed.into_iter().cycle();
+        let inst = arbitrary_inst(op, &mut || it.next().unwrap_or(0));
+        let bytes = encode(&inst);
+        prop_assert_eq!(bytes.len(), inst.size());
+        let (back, size) = Inst::decode(&bytes).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(size, bytes.len());
+        prop_assert_eq!(back, inst);
+    }
+
+    #[test]
+    fn any_bytes_either_fail_to_decode_or_re_encode_identically(
+        bytes in proptest::collection::vec(any::<u8>(), 10),
+        opcode_index in 0..OPCODES.len(),
+    ) {
+        let mut bytes = bytes;
+        // Point most inputs at a real opcode so that field validation is what gets tested.
+        bytes[5] = OPCODES[opcode_index].opcode;
+        if let Ok((inst, size)) = Inst::decode(&bytes) {
+            prop_assert_eq!(encode(&inst), bytes[..size].to_vec());
+        }
+    }
+}
+
+#[test]
+fn occupancy_equation_and_limits() {
+    // floor(16384 / (16 * 8 * 4)) = 32 waves by registers; 4 waves per core binds.
+    let occ = occupancy(
+        &MINIMUMS,
+        KernelResources { registers: 16, local_memory: 0, workgroup_threads: 32 },
+    );
+    assert_eq!(occ.waves_by_registers, 32);
+    assert_eq!(occ.waves_per_workgroup, 4);
+    // MAX_WORKGROUPS_PER_CORE = 1 and MAX_WAVES_PER_CORE / 4 = 1 tie; waves come first.
+    assert_eq!(occ.resident_workgroups, 1);
+    assert_eq!(occ.resident_waves, 4);
+    assert!(occ.rejections.is_empty());
+
+    let nvidia = target::profile("nvidia").unwrap();
+    // 128 registers, 256 threads: floor(262144 / (128 * 32 * 4)) = 16 waves = 2 workgroups.
+    let occ = occupancy(
+        &nvidia.constants,
+        KernelResources { registers: 128, local_memory: 0, workgroup_threads: 256 },
+    );
+    assert_eq!(occ.waves_by_registers, 16);
+    assert_eq!(occ.resident_workgroups, 2);
+    assert_eq!(occ.limit, Limit::Registers);
+    // Three workgroups (24 waves) need R <= floor(262144 / (24 * 32 * 4)) = 85.
+    assert_eq!(occ.registers_for_next_workgroup, Some(85));
+
+    // Local memory binds: 40 KiB of 48 KiB leaves room for one workgroup.
+    let occ = occupancy(
+        &nvidia.constants,
+        KernelResources { registers: 16, local_memory: 40 * 1024, workgroup_threads: 64 },
+    );
+    assert_eq!(occ.limit, Limit::LocalMemory);
+    assert_eq!(occ.resident_workgroups, 1);
+
+    let occ = occupancy(
+        &MINIMUMS,
+        KernelResources { registers: 65, local_memory: 20000, workgroup_threads: 512 },
+    );
+    assert_eq!(occ.rejections.len(), 3);
+}
+
+#[test]
+fn profiles_meet_the_spec_minimums() {
+    for p in PROFILES {
+        let c = &p.constants;
+        assert!(c.wave_width >= MINIMUMS.wave_width, "{}", p.name);
+        assert!(c.max_registers >= MINIMUMS.max_registers, "{}", p.name);
+        assert!(c.register_file_size >= MINIMUMS.register_file_size, "{}", p.name);
+        assert!(c.local_memory_size >= MINIMUMS.local_memory_size, "{}", p.name);
+        assert!(c.max_workgroup_size >= MINIMUMS.max_workgroup_size, "{}", p.name);
+        assert!(c.max_waves_per_core >= MINIMUMS.max_waves_per_core, "{}", p.name);
+        assert!(c.max_call_depth >= MINIMUMS.max_call_depth, "{}", p.name);
+        assert!(c.divergence_depth >= MINIMUMS.divergence_depth, "{}", p.name);
+        assert_eq!(p.has(Capability::Mma), p.mma.is_some(), "{}", p.name);
+    }
+}
