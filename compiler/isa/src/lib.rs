@@ -28,7 +28,7 @@ pub use arbitrary::arbitrary_inst;
 pub use encoding::{DecodeError, EncodeError, FLAG_EXTENDED, FLAG_PREDICATED, Guard, Inst};
 pub use lookup::{Resolved, SuffixError, all_spellings, lookup, lookup_name, scope_name, suggest};
 pub use table::*;
-pub use text::{format_float, write_inst};
+pub use text::{format_float, write_inst, write_mnemonic};
 
 /// Base (48-bit) or Extended (80-bit) instruction format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

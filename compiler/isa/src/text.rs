@@ -24,38 +24,7 @@ pub fn write_inst(inst: &Inst, out: &mut String, target: &dyn Fn(u32) -> Option<
         }
         let _ = write!(out, "p{} ", g.predicate);
     }
-    out.push_str(op.mnemonic);
-    match op.modifier {
-        Modifier::Named { .. } => {
-            if let Some(name) = op.modifier_name(inst.modifier) {
-                out.push('.');
-                out.push_str(name);
-            }
-        }
-        Modifier::Atomic { .. } => {
-            if let Some(t) = AtomicType::from_bits(inst.modifier & 7)
-                && t != AtomicType::U32
-            {
-                out.push('.');
-                out.push_str(t.name());
-            }
-            if inst.modifier & 8 != 0 {
-                out.push_str(".local");
-            }
-        }
-        _ => {}
-    }
-    match op.scope {
-        ScopeUse::Scope => {
-            out.push('.');
-            out.push_str(scope_name(inst.scope));
-        }
-        ScopeUse::CacheHint if inst.scope != 0 => {
-            out.push('.');
-            out.push_str(CACHE_HINTS[usize::from(inst.scope & 3)]);
-        }
-        _ => {}
-    }
+    write_mnemonic(inst, out);
     for (i, operand) in op.operands.iter().enumerate() {
         out.push_str(if i == 0 { " " } else { ", " });
         match *operand {
@@ -144,5 +113,44 @@ pub fn format_float(bits: u32) -> String {
         if value > 0.0 { "inf".to_owned() } else { "-inf".to_owned() }
     } else {
         format!("{value:?}")
+    }
+}
+
+/// Writes the canonical mnemonic of a valid `inst` with its suffixes (no guard, no operands).
+pub fn write_mnemonic(inst: &Inst, out: &mut String) {
+    let Some(op) = inst.info() else {
+        return;
+    };
+    out.push_str(op.mnemonic);
+    match op.modifier {
+        Modifier::Named { .. } => {
+            if let Some(name) = op.modifier_name(inst.modifier) {
+                out.push('.');
+                out.push_str(name);
+            }
+        }
+        Modifier::Atomic { .. } => {
+            if let Some(t) = AtomicType::from_bits(inst.modifier & 7)
+                && t != AtomicType::U32
+            {
+                out.push('.');
+                out.push_str(t.name());
+            }
+            if inst.modifier & 8 != 0 {
+                out.push_str(".local");
+            }
+        }
+        _ => {}
+    }
+    match op.scope {
+        ScopeUse::Scope => {
+            out.push('.');
+            out.push_str(scope_name(inst.scope));
+        }
+        ScopeUse::CacheHint if inst.scope != 0 => {
+            out.push('.');
+            out.push_str(CACHE_HINTS[usize::from(inst.scope & 3)]);
+        }
+        _ => {}
     }
 }
