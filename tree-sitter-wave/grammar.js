@@ -93,18 +93,20 @@ module.exports = grammar({
       optional(choice($.kernel, $._last_statement)),
     ),
 
-    // The last line of a file may lack its newline. This is spelled out per
-    // kind of statement because of how tree-sitter recovers at end of file:
-    // it inserts the first MISSING token (by symbol number) after which some
-    // reduction on end-of-file exists. If an instruction or a `name:` label
-    // could end the file outside a kernel, then at end-of-file inside an
-    // unterminated kernel (the usual state while typing a new kernel at the
-    // end of a file) it would invent a label colon or an operand, and the
-    // whole file would turn into one ERROR. So the unterminated last line may
-    // be a kernel, a directive, a block, or a label standing alone (spelled by
-    // the hidden `_last_label`, aliased to `label`), but not an instruction
-    // outside a kernel: that case (an error for the assembler anyway) parses
-    // with an ERROR, and a MISSING ".end" is inserted for the kernel case.
+    // The last line of a file may lack its newline. Which statements may
+    // stand there is chosen for tree-sitter's end-of-file recovery: at end of
+    // file it inserts the first MISSING token (lowest symbol number) after
+    // which the parse table can reduce on end-of-file, and the parse states
+    // after a mnemonic, an operand or a label's colon are shared between
+    // kernel bodies and the top level. If an instruction could end the file
+    // outside a kernel, then at end of file inside an unterminated kernel
+    // (the usual state while a new kernel is typed at the end of a file)
+    // recovery would insert a bogus operand or colon instead of ".end", and
+    // the whole file would become one ERROR. So an unterminated last line
+    // outside a kernel may be a directive, a block, or a label standing alone
+    // (spelled by the hidden `_last_label`, aliased to `label`, so that its
+    // states are not shared), but not an instruction: that case, an error for
+    // the assembler anyway, parses with an ERROR node.
     _last_statement: $ => choice(
       $.directive,
       alias($._last_label, $.label),

@@ -1,0 +1,223 @@
+//! The `wave` command line: one binary, subcommands in the style of cargo.
+//!
+//! Exit status (spec/testcase.md): 0 on success, 1 when the input is wrong (diagnostics are
+//! printed like rustc's), 2 for bad usage. Subcommands of later stages of the toolchain
+//! (`run`, `test`, `emit`, `compile`, `lsp`, `dap`) are added by the crates that implement
+//! them; nothing here pretends to do work it does not do.
+
+#![allow(clippy::print_stdout, clippy::print_stderr, reason = "a command line prints")]
+
+mod info;
+mod report;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// The WAVE toolchain: assemble, disassemble, check, format and inspect WAVE programs.
+#[derive(Parser)]
+#[command(name = "wave", version, about, long_about = None, arg_required_else_help = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    /// When to colour diagnostics.
+    #[arg(long, global = true, value_enum, default_value = "auto")]
+    color: report::Color,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Assemble a .wave file into a .wbin.
+    Asm {
+        /// The assembly file.
+        file: PathBuf,
+        /// Output path (default: the input with extension .wbin).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Print the canonical assembly of a .wbin (it reassembles to identical code).
+    Disasm {
+        /// The binary.
+        file: PathBuf,
+    },
+    /// Report diagnostics without writing anything.
+    Check {
+        /// Files to check.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Treat warnings as errors.
+        #[arg(long)]
+        deny_warnings: bool,
+    },
+    /// Format .wave files in place (canonical mnemonics, indentation, aligned comments).
+    Fmt {
+        /// Files to format; `-` reads standard input and writes standard output.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Do not write; exit 1 if any file is not formatted.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Section 7 constants and capabilities of a target; with FILE, each kernel's occupancy.
+    Info {
+        /// A .wave or .wbin file.
+        file: Option<PathBuf>,
+        /// Target profile (see --list-targets).
+        #[arg(long, default_value = "spec-minimum")]
+        target: String,
+        /// Threads per workgroup for kernels that declare no `.workgroup_size`.
+        #[arg(long, value_name = "X[,Y[,Z]]")]
+        workgroup: Option<String>,
+        /// List the target profiles.
+        #[arg(long)]
+        list_targets: bool,
+    },
+}
+
+/// A failure that ends the command: already reported (1) or bad usage (2).
+pub(crate) enum Failure {
+    /// The input is wrong; diagnostics were printed.
+    Input,
+    /// Bad usage, with a message.
+    Usage(String),
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Failure::Usage(e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let reporter = report::Reporter::new(cli.color);
+    let result = match cli.command {
+        Command::Asm { file, output } => asm(&reporter, &file, output),
+        Command::Disasm { file } => disasm(&file),
+        Command::Check { files, deny_warnings } => check(&reporter, &files, deny_warnings),
+        Command::Fmt { files, check } => fmt(&reporter, &files, check),
+        Command::Info { file, target, workgroup, list_targets } => {
+            info::run(&reporter, file.as_deref(), &target, workgroup.as_deref(), list_targets)
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Input) => ExitCode::from(1),
+        Err(Failure::Usage(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Reads a file, turning I/O errors into usage failures that name the path.
+pub(crate) fn read_text(path: &Path) -> Result<String, Failure> {
+    if path == Path::new("-") {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| Failure::Usage(format!("cannot read standard input: {e}")))?;
+        return Ok(text);
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|e| Failure::Usage(format!("cannot read `{}`: {e}", path.display())))?;
+    String::from_utf8(bytes).map_err(|e| {
+        eprintln!(
+            "error: `{}` is not UTF-8 text (invalid byte at offset {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        );
+        Failure::Input
+    })
+}
+
+/// Assembles a file and prints its diagnostics; fails on errors.
+pub(crate) fn assemble_file(
+    reporter: &report::Reporter,
+    path: &Path,
+) -> Result<wave_asm::Assembly, Failure> {
+    let text = read_text(path)?;
+    let name = path.display().to_string();
+    let assembly = wave_asm::assemble(&text, &name);
+    reporter.emit(&name, &text, &assembly.diagnostics);
+    if assembly.has_errors() { Err(Failure::Input) } else { Ok(assembly) }
+}
+
+/// Reads a .wbin, printing a located error if it is invalid.
+pub(crate) fn read_wbin(path: &Path) -> Result<wave_wbin::Module, Failure> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Failure::Usage(format!("cannot read `{}`: {e}", path.display())))?;
+    wave_wbin::read(&bytes).map_err(|e| {
+        eprintln!("error: {}: {e}", path.display());
+        Failure::Input
+    })
+}
+
+fn asm(reporter: &report::Reporter, file: &Path, output: Option<PathBuf>) -> Result<(), Failure> {
+    let assembly = assemble_file(reporter, file)?;
+    let output = output.unwrap_or_else(|| file.with_extension("wbin"));
+    std::fs::write(&output, wave_wbin::write(&assembly.module))
+        .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", output.display())))?;
+    Ok(())
+}
+
+fn disasm(file: &Path) -> Result<(), Failure> {
+    let module = read_wbin(file)?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(wave_asm::disassemble(&module).as_bytes())?;
+    Ok(())
+}
+
+fn check(
+    reporter: &report::Reporter,
+    files: &[PathBuf],
+    deny_warnings: bool,
+) -> Result<(), Failure> {
+    let mut failed = false;
+    for file in files {
+        let text = read_text(file)?;
+        let name = file.display().to_string();
+        let assembly = wave_asm::assemble(&text, &name);
+        reporter.emit(&name, &text, &assembly.diagnostics);
+        failed |= assembly.has_errors() || (deny_warnings && !assembly.diagnostics.is_empty());
+    }
+    if failed { Err(Failure::Input) } else { Ok(()) }
+}
+
+fn fmt(reporter: &report::Reporter, files: &[PathBuf], check: bool) -> Result<(), Failure> {
+    let mut failed = false;
+    for file in files {
+        let text = read_text(file)?;
+        let name = file.display().to_string();
+        let formatted = match wave_asm::format(&text) {
+            Ok(f) => f,
+            Err(diagnostics) => {
+                reporter.emit(&name, &text, &diagnostics);
+                eprintln!("error: `{name}` was not formatted because it does not assemble");
+                failed = true;
+                continue;
+            }
+        };
+        if file == Path::new("-") {
+            std::io::stdout().lock().write_all(formatted.as_bytes())?;
+        } else if formatted != text {
+            if check {
+                println!("{name} is not formatted");
+                failed = true;
+            } else {
+                // Write beside and rename, so an interrupted write never loses the file.
+                let tmp = file.with_extension("wave.fmt-tmp");
+                std::fs::write(&tmp, &formatted)?;
+                std::fs::rename(&tmp, file)?;
+            }
+        }
+    }
+    if failed { Err(Failure::Input) } else { Ok(()) }
+}
