@@ -9,6 +9,7 @@
 //! comments or operand spellings.
 
 mod disasm;
+mod fast;
 mod fmt;
 mod lower;
 pub mod syntax;
@@ -46,7 +47,16 @@ impl Assembly {
 
 /// Assembles `text`; `file` is recorded in the module's line table.
 pub fn assemble(text: &str, file: &str) -> Assembly {
-    let mut parsed = syntax::parse(text);
+    assemble_parsed(text, file, syntax::parse(text))
+}
+
+/// Assembles `text` parsing it with tree-sitter only (no line fast path): what the editor
+/// path does, and the reference the fast path is checked against.
+pub fn assemble_with_tree_sitter(text: &str, file: &str) -> Assembly {
+    assemble_parsed(text, file, syntax::parse_tree(text))
+}
+
+fn assemble_parsed(text: &str, file: &str, mut parsed: syntax::Parsed) -> Assembly {
     let mut lowering = lower::Lowering::new(text, file);
     lowering.run(&parsed);
     let mut diagnostics = std::mem::take(&mut parsed.diagnostics);

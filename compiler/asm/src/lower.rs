@@ -187,13 +187,11 @@ impl<'a> Lowering<'a> {
                 }
             },
             StmtKind::Directive { name, name_span, args } => {
-                if self.kernel.is_none() {
-                    if DIRECTIVES.contains(&name.as_str()) {
-                        self.error("E0146", stmt.span.clone(), format!("`{name}` outside a kernel"))
-                            .notes
-                            .push("directives other than `.kernel` belong between `.kernel NAME` and `.end`".into());
-                        return;
-                    }
+                if self.kernel.is_none() && DIRECTIVES.contains(&name.as_str()) {
+                    self.error("E0146", stmt.span.clone(), format!("`{name}` outside a kernel"))
+                        .notes
+                        .push("directives other than `.kernel` belong between `.kernel NAME` and `.end`".into());
+                    return;
                 }
                 self.directive(stmt, name, name_span, args);
             }
@@ -287,6 +285,19 @@ impl<'a> Lowering<'a> {
         name_span: &Span,
         args: &[crate::syntax::Arg],
     ) {
+        if !DIRECTIVES.contains(&name) {
+            let suggestion = did_you_mean(name, DIRECTIVES);
+            let d = self.error("E0140", name_span.clone(), format!("unknown directive `{name}`"));
+            d.notes.push(format!("directives are {}", DIRECTIVES.join(", ")));
+            if let Some(s) = suggestion {
+                d.suggestion = Some(wave_diag::Suggestion {
+                    message: format!("did you mean `{s}`?"),
+                    span: name_span.clone(),
+                    replacement: s.into(),
+                });
+            }
+            return;
+        }
         let Some(k) = self.kernel.as_mut() else { return };
         match name {
             ".param" => {
@@ -330,6 +341,16 @@ impl<'a> Lowering<'a> {
                     }
                     return;
                 };
+                if looks_reserved(pname) {
+                    self.error(
+                        "E0141",
+                        pspan.clone(),
+                        format!("parameter name `{pname}` reads as a register, predicate, special register or literal"),
+                    )
+                    .notes
+                    .push("operands named like `r3`, `p0`, `sr_...`, `inf` or `nan` are never looked up as parameters; choose another name".into());
+                    return;
+                }
                 if let Some(i) = k.params.iter().position(|p| p.name == *pname) {
                     let first = k.source.param_spans[i].clone();
                     self.error(
@@ -427,7 +448,7 @@ impl<'a> Lowering<'a> {
                     self.error(
                         "E0144",
                         stmt.span.clone(),
-                        "the workgroup has more than 2^32 threads",
+                        "the workgroup has 2^32 threads or more",
                     );
                     return;
                 }
@@ -532,9 +553,22 @@ impl<'a> Lowering<'a> {
         };
         if let Some(g) = &syntax.guard {
             if !op.predicable {
-                self.error("E0110", g.span.clone(), format!("`{}` cannot be guarded by a predicate", op.mnemonic))
-                    .notes
-                    .push("structured control flow and barriers apply to the whole wave; use `if pN` ... `endif` around other instructions".into());
+                let note = match op.mnemonic {
+                    "break" | "continue" | "if" => format!(
+                        "`{0}` takes its predicate as an operand: `{0} p0` or `{0} !p0`",
+                        op.mnemonic
+                    ),
+                    _ => "structured control flow, calls and barriers apply to the whole wave; \
+                          put them inside `if pN` ... `endif` instead"
+                        .to_owned(),
+                };
+                self.error(
+                    "E0110",
+                    g.span.clone(),
+                    format!("`{}` cannot be guarded by a predicate", op.mnemonic),
+                )
+                .notes
+                .push(note);
             } else if g.number > 3 {
                 self.error(
                     "E0111",
@@ -547,6 +581,8 @@ impl<'a> Lowering<'a> {
             }
         }
         if syntax.broken {
+            // Keep the block structure so that one mistake gives one diagnostic.
+            self.blocks(op, &inst, stmt);
             return;
         }
         if operands.len() != op.operands.len() {
@@ -566,6 +602,7 @@ impl<'a> Lowering<'a> {
                 ),
             );
             d.notes.push(format!("expected: {}", crate::form_text(op)));
+            self.blocks(op, &inst, stmt);
             return;
         }
         let mut targets: Option<(String, Span)> = None;
@@ -576,6 +613,7 @@ impl<'a> Lowering<'a> {
             }
         }
         if !ok {
+            self.blocks(op, &inst, stmt);
             return;
         }
         if let Err(e) = inst.validate() {
@@ -657,7 +695,14 @@ impl<'a> Lowering<'a> {
                 let d = self.error(
                     "E0104",
                     span.clone(),
-                    format!("`{mnemonic}` needs a suffix saying which operation"),
+                    format!(
+                        "`{mnemonic}` needs {}",
+                        if expected.contains(&"u32") {
+                            "an access width"
+                        } else {
+                            "a suffix saying which operation"
+                        }
+                    ),
                 );
                 d.notes.push(format!(
                     "one of {}",
@@ -667,7 +712,9 @@ impl<'a> Lowering<'a> {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ));
-                if let Some(first) = expected.first() {
+                let example =
+                    if expected.contains(&"u32") { Some(&"u32") } else { expected.first() };
+                if let Some(first) = example {
                     d.suggestion = Some(wave_diag::Suggestion {
                         message: format!("for example `{mnemonic}.{first}`"),
                         span: span.end..span.end,
@@ -746,6 +793,11 @@ impl<'a> Lowering<'a> {
                 );
                 if matches!(other, OperandKind::Integer(_) | OperandKind::Float(_)) {
                     d.notes.push(format!("this operand of `{}` takes no immediate: load the constant with `mov_imm` first", op.mnemonic));
+                }
+                if matches!(other, OperandKind::Special(_)) {
+                    d.notes.push(
+                        "copy the special register into a register first: `mov rN, sr_...`".into(),
+                    );
                 }
                 return None;
             }
@@ -971,7 +1023,10 @@ impl<'a> Lowering<'a> {
                             given.span.clone(),
                             format!("unknown special register `{name}`"),
                         );
-                        if let Some(s) = did_you_mean(name, SPECIAL_REGISTERS) {
+                        let suggestion = did_you_mean(name, SPECIAL_REGISTERS).or_else(|| {
+                            SPECIAL_REGISTERS.iter().copied().find(|s| s.starts_with(name.as_str()))
+                        });
+                        if let Some(s) = suggestion {
                             d.suggestion = Some(wave_diag::Suggestion {
                                 message: format!("did you mean `{s}`?"),
                                 span: given.span.clone(),
@@ -1010,20 +1065,6 @@ impl<'a> Lowering<'a> {
                     inst.ext = Some(0);
                     true
                 }
-                OperandKind::Integer(t) => match parse_integer(t) {
-                    Some(v) if (0..=i128::from(u32::MAX)).contains(&v) => {
-                        inst.ext = Some(v as u32);
-                        true
-                    }
-                    _ => {
-                        self.error(
-                            "E0130",
-                            given.span.clone(),
-                            "call target offset does not fit in 32 bits",
-                        );
-                        false
-                    }
-                },
                 other => {
                     self.error(
                         "E0126",
@@ -1060,6 +1101,19 @@ impl<'a> Lowering<'a> {
                     || clean.trim_start_matches('-').starts_with("0b");
                 if is_bits {
                     // Hex and binary literals in a float operand are raw bit patterns.
+                    if clean.starts_with('-') {
+                        self.error(
+                            "E0131",
+                            given.span.clone(),
+                            format!("`{t}`: a bit pattern cannot be negative"),
+                        )
+                        .notes
+                        .push(
+                            "hex and binary literals in a float operand are raw binary32 bits"
+                                .into(),
+                        );
+                        return None;
+                    }
                     return self.immediate(given, ImmKind::Bits);
                 }
                 self.float_bits(given, &clean)
@@ -1089,7 +1143,8 @@ impl<'a> Lowering<'a> {
             self.error("E0131", given.span.clone(), format!("`{text}` is not a float literal"));
             return None;
         };
-        if v32.is_infinite() && v64.is_finite() {
+        let written_infinite = lower.trim_start_matches(['-', '+']).starts_with("inf");
+        if v32.is_infinite() && !written_infinite {
             self.error(
                 "E0131",
                 given.span.clone(),
@@ -1104,7 +1159,11 @@ impl<'a> Lowering<'a> {
                 format!("`{text}` is not exactly representable in binary32"),
             )
             .notes
-            .push(format!("it is rounded to {v32:?} (bits 0x{:08x})", v32.to_bits()));
+            .push(format!(
+                "it is rounded to {} (bits 0x{:08x})",
+                f64::from(v32),
+                v32.to_bits()
+            ));
         }
         Some(v32.to_bits())
     }
@@ -1172,7 +1231,7 @@ impl<'a> Lowering<'a> {
                 if let Some(b) = k.blocks.iter().rev().find(|b| b.divergent) {
                     let if_span = b.span.clone();
                     self.warning("W0103", span, "`barrier` inside an `if` whose condition varies between lanes")
-                        .with_label_mut(if_span, "this condition depends on the thread or lane id")
+                        .with_label_mut(if_span, "this condition may differ between lanes: it depends on thread or lane ids, or on loaded data")
                         .notes
                         .push("a barrier in divergent control flow is undefined behaviour (spec 6.12); move it out of the `if`, or make the condition uniform".into());
                 }
@@ -1216,15 +1275,12 @@ impl<'a> Lowering<'a> {
             Form::RegOrImm(_) if !inst.has_immediate_source() => k.varying[usize::from(inst.rs2)],
             Form::Address { .. } => true,
             Form::PredSrc => k.varying_predicates[usize::from(inst.modifier & 3)],
-            Form::Special => matches!(&given.kind, OperandKind::Special(s) if matches!(s.as_str(), "sr_thread_id_x" | "sr_thread_id_y" | "sr_thread_id_z" | "sr_lane_id")),
+            Form::Special => matches!(&given.kind, OperandKind::Special(s) if matches!(s.as_str(), "sr_thread_id_x" | "sr_thread_id_y" | "sr_thread_id_z" | "sr_lane_id" | "sr_wave_id")),
             _ => false,
         });
-        // Wave-wide results are the same in every lane.
-        let uniform_result = matches!(
-            op.mnemonic,
-            "wave_reduce" | "wave_broadcast" | "wave_any" | "wave_all" | "wave_ballot"
-        );
-        let varies = varying_source && !uniform_result;
+        // Wave-wide results (reductions, votes) agree within a wave but may still differ
+        // between the waves of a workgroup, which is what a barrier cares about.
+        let varies = varying_source;
         for form in op.operands {
             match form {
                 Form::Reg { write: true, slot, .. } if varies => {
@@ -1296,7 +1352,14 @@ impl<'a> Lowering<'a> {
                             format!("{shown} is above `.registers {declared}`"),
                         )
                         .labels
-                        .push((span.clone(), format!("the kernel declares r0-r{}", declared - 1)));
+                        .push((
+                            span.clone(),
+                            if *declared == 1 {
+                                "the kernel declares only r0".to_owned()
+                            } else {
+                                format!("the kernel declares r0-r{}", declared - 1)
+                            },
+                        ));
                     }
                 }
                 if k.params.len() > usize::from(*declared) {
@@ -1444,6 +1507,21 @@ fn describe(kind: &OperandKind) -> String {
         OperandKind::Memory { .. } => "a memory operand".into(),
         OperandKind::Scope(s) => format!("the scope `.{s}`"),
     }
+}
+
+/// Whether a name would be read as something other than a parameter name.
+fn looks_reserved(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let numbered = |prefix: char| {
+        lower.strip_prefix(prefix).is_some_and(|rest| {
+            let digits = rest.split('.').next().unwrap_or("");
+            !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+        })
+    };
+    numbered('r')
+        || numbered('p')
+        || lower.starts_with("sr_")
+        || matches!(lower.as_str(), "inf" | "nan")
 }
 
 /// Parses an integer literal: decimal, `0x`, `0b`, optional `-`, `_` separators.

@@ -162,7 +162,7 @@ pub struct Stmt {
 }
 
 /// The parse of one file: statements in source order, comments, and syntax errors.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Parsed {
     /// Statements in source order.
     pub stmts: Vec<Stmt>,
@@ -173,7 +173,16 @@ pub struct Parsed {
 }
 
 /// Parses `text` with tree-sitter-wave and flattens the tree.
+///
+/// Well-formed files take a line-by-line fast path ([`crate::fast::parse`]) that yields exactly
+/// the statements the tree would; anything it is not sure of (every syntax error included) is
+/// parsed by tree-sitter, which stays the authority on malformed input.
 pub fn parse(text: &str) -> Parsed {
+    crate::fast::parse(text).unwrap_or_else(|| parse_tree(text))
+}
+
+/// Parses `text` with tree-sitter-wave and flattens the tree (no fast path).
+pub fn parse_tree(text: &str) -> Parsed {
     let mut parser = tree_sitter::Parser::new();
     let mut parsed = Parsed::default();
     if parser.set_language(&tree_sitter_wave::LANGUAGE.into()).is_err() {
@@ -512,7 +521,7 @@ impl<'a> Walker<'a> {
     }
 }
 
-fn register(text: &str) -> OperandKind {
+pub(crate) fn register(text: &str) -> OperandKind {
     let (num, half) = match text.split_once('.') {
         Some((n, h)) if h.eq_ignore_ascii_case("lo") => (n, Some(Half::Lo)),
         Some((n, h)) if h.eq_ignore_ascii_case("hi") => (n, Some(Half::Hi)),
@@ -523,7 +532,7 @@ fn register(text: &str) -> OperandKind {
 }
 
 /// The decimal number after the first `skip` bytes, saturating at `u32::MAX`.
-fn number_after(text: &str, skip: usize) -> u32 {
+pub(crate) fn number_after(text: &str, skip: usize) -> u32 {
     text.get(skip..)
         .unwrap_or("")
         .bytes()

@@ -67,7 +67,7 @@ enum Command {
         /// Target profile (see --list-targets).
         #[arg(long, default_value = "spec-minimum")]
         target: String,
-        /// Threads per workgroup for kernels that declare no `.workgroup_size`.
+        /// Threads per workgroup (overrides each kernel's `.workgroup_size`; 64 when neither).
         #[arg(long, value_name = "X[,Y[,Z]]")]
         workgroup: Option<String>,
         /// List the target profiles.
@@ -205,13 +205,17 @@ fn fmt(reporter: &report::Reporter, files: &[PathBuf], check: bool) -> Result<()
                 continue;
             }
         };
-        if file == Path::new("-") {
+        if formatted == text {
+            if file == Path::new("-") && !check {
+                std::io::stdout().lock().write_all(formatted.as_bytes())?;
+            }
+        } else if check {
+            println!("{name} is not formatted");
+            failed = true;
+        } else if file == Path::new("-") {
             std::io::stdout().lock().write_all(formatted.as_bytes())?;
-        } else if formatted != text {
-            if check {
-                println!("{name} is not formatted");
-                failed = true;
-            } else {
+        } else {
+            {
                 // Write beside and rename, so an interrupted write never loses the file.
                 let tmp = file.with_extension("wave.fmt-tmp");
                 std::fs::write(&tmp, &formatted)?;

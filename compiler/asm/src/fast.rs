@@ -1,0 +1,652 @@
+//! A line-by-line parser for well-formed files, equivalent to tree-sitter-wave on them.
+//!
+//! tree-sitter parses about half a million lines per second here, which alone is below the
+//! assembler's target of a million lines per second end to end (see docs/performance.md).
+//! Assembly is line-oriented and its tokens are simple, so this parser reproduces, for files
+//! that tree-sitter parses without an ERROR or MISSING node, exactly the statements and
+//! comments that flattening the tree gives — the same spans, the same operand values — and
+//! returns `None` for anything else (any syntax error, any construct it does not model, any
+//! doubt). The caller then parses with tree-sitter, which remains the single authority on
+//! malformed input. A differential property test and the fuzz target check that whenever
+//! this parser answers, its answer equals the tree-sitter path's.
+//!
+//! Lexing follows the grammar's context-aware rules: at the start of a statement every word is
+//! an identifier (or a block keyword); in operand position a word is a register, predicate or
+//! special register only when the whole word has that shape (`r1x` is an identifier), and the
+//! reserved words `if else endif loop endloop` are never names.
+
+use wave_diag::Span;
+
+use crate::syntax::{
+    Arg, ArgKind, GuardSyntax, InstructionSyntax, Operand, OperandKind, Parsed, Stmt, StmtKind,
+    number_after, register,
+};
+
+const RESERVED: [&str; 5] = ["if", "else", "endif", "loop", "endloop"];
+
+/// Parses a well-formed file; `None` when tree-sitter must decide.
+pub fn parse(text: &str) -> Option<Parsed> {
+    let mut parsed = Parsed::default();
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut in_kernel = false;
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    while start < bytes.len() || start == 0 {
+        let (end, next, has_newline) = match memchr_newline(&bytes[start..]) {
+            Some(i) => {
+                let nl = start + i;
+                let end = if nl > start && bytes[nl - 1] == b'\r' { nl - 1 } else { nl };
+                (end, nl + 1, true)
+            }
+            None => (bytes.len(), bytes.len(), false),
+        };
+        let mut line = Line { text, pos: start, end };
+        line.statement(&mut parsed, &mut blocks, &mut in_kernel, has_newline)?;
+        if next >= bytes.len() {
+            break;
+        }
+        start = next;
+    }
+    // Unclosed blocks or kernels are MISSING nodes for tree-sitter.
+    if in_kernel || !blocks.is_empty() {
+        return None;
+    }
+    Some(parsed)
+}
+
+fn memchr_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'\n')
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Block {
+    If,
+    Else,
+    Loop,
+}
+
+struct Line<'a> {
+    text: &'a str,
+    pos: usize,
+    end: usize,
+}
+
+fn is_word_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
+}
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'.'
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | 0x0C | 0x0B)
+}
+
+/// Whether the whole word is a register token (`r12`, `R3.lo`).
+fn is_register(word: &str) -> bool {
+    let b = word.as_bytes();
+    if b.len() < 2 || !matches!(b[0], b'r' | b'R') {
+        return false;
+    }
+    let digits = b[1..].iter().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 {
+        return false;
+    }
+    let rest = &word[1 + digits..];
+    rest.is_empty() || rest.eq_ignore_ascii_case(".lo") || rest.eq_ignore_ascii_case(".hi")
+}
+
+fn is_predicate(word: &str) -> bool {
+    let b = word.as_bytes();
+    b.len() >= 2 && matches!(b[0], b'p' | b'P') && b[1..].iter().all(u8::is_ascii_digit)
+}
+
+fn is_special(word: &str) -> bool {
+    let b = word.as_bytes();
+    b.len() >= 4
+        && matches!(b[0], b's' | b'S')
+        && matches!(b[1], b'r' | b'R')
+        && b[2] == b'_'
+        && b[3..].iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+impl<'a> Line<'a> {
+    fn peek(&self) -> Option<u8> {
+        (self.pos < self.end).then(|| self.text.as_bytes()[self.pos])
+    }
+
+    fn skip_space(&mut self) {
+        while self.peek().is_some_and(is_space) {
+            self.pos += 1;
+        }
+    }
+
+    /// At the end of the code: the end of the line, or a comment (recorded).
+    fn at_end(&mut self, parsed: &mut Parsed) -> Option<bool> {
+        self.skip_space();
+        let rest = &self.text.as_bytes()[self.pos..self.end];
+        if rest.is_empty() {
+            return Some(true);
+        }
+        if rest[0] == b';' || rest[0] == b'#' || rest.starts_with(b"//") {
+            // A carriage return inside a comment ends the comment token for tree-sitter.
+            if rest.contains(&b'\r') {
+                return None;
+            }
+            parsed.comments.push(self.pos..self.end);
+            self.pos = self.end;
+            return Some(true);
+        }
+        Some(false)
+    }
+
+    /// The maximal `[A-Za-z_][A-Za-z0-9_.]*` at the cursor.
+    fn word(&mut self) -> Option<(&'a str, Span)> {
+        let start = self.pos;
+        if !self.peek().is_some_and(is_word_start) {
+            return None;
+        }
+        while self.peek().is_some_and(is_word) {
+            self.pos += 1;
+        }
+        Some((&self.text[start..self.pos], start..self.pos))
+    }
+
+    fn expect(&mut self, byte: u8) -> Option<usize> {
+        self.skip_space();
+        (self.peek() == Some(byte)).then(|| {
+            self.pos += 1;
+            self.pos - 1
+        })
+    }
+
+    /// An integer or float literal: `(Some(text), is_float)`.
+    fn number(&mut self) -> Option<(Span, bool)> {
+        let b = self.text.as_bytes();
+        let start = self.pos;
+        let mut i = self.pos;
+        if i < self.end && b[i] == b'-' {
+            i += 1;
+        }
+        let word_end = |mut j: usize| {
+            while j < self.end && is_word(b[j]) {
+                j += 1;
+            }
+            j
+        };
+        if i < self.end && is_word_start(b[i]) {
+            // `inf` / `nan`, alone.
+            let j = word_end(i);
+            let w = &self.text[i..j];
+            if w == "inf" || w == "nan" {
+                self.pos = j;
+                return Some((start..j, true));
+            }
+            return None;
+        }
+        let digits = |mut j: usize| {
+            if j < self.end && b[j].is_ascii_digit() {
+                j += 1;
+                while j < self.end && (b[j].is_ascii_digit() || b[j] == b'_') {
+                    j += 1;
+                }
+                Some(j)
+            } else {
+                None
+            }
+        };
+        if i + 1 < self.end && b[i] == b'0' && matches!(b[i + 1], b'x' | b'X' | b'b' | b'B') {
+            let hex = matches!(b[i + 1], b'x' | b'X');
+            let mut j = i + 2;
+            while j < self.end
+                && (if hex { b[j].is_ascii_hexdigit() } else { matches!(b[j], b'0' | b'1') }
+                    || b[j] == b'_')
+            {
+                j += 1;
+            }
+            if j == i + 2 {
+                return None;
+            }
+            self.pos = j;
+            return Some((start..j, false));
+        }
+        let int_end = digits(i)?;
+        // Float forms: D.D([eE][+-]?D)? and D[eE][+-]?D; the longest match wins.
+        let exponent = |j: usize| {
+            if j < self.end && matches!(b[j], b'e' | b'E') {
+                let mut k = j + 1;
+                if k < self.end && matches!(b[k], b'+' | b'-') {
+                    k += 1;
+                }
+                digits(k)
+            } else {
+                None
+            }
+        };
+        if int_end < self.end && b[int_end] == b'.' {
+            if let Some(frac_end) = digits(int_end + 1) {
+                let end = exponent(frac_end).unwrap_or(frac_end);
+                self.pos = end;
+                return Some((start..end, true));
+            }
+        }
+        if let Some(end) = exponent(int_end) {
+            self.pos = end;
+            return Some((start..end, true));
+        }
+        self.pos = int_end;
+        Some((start..int_end, false))
+    }
+
+    /// A token must not run straight into another word or number.
+    fn separated(&self) -> bool {
+        !self.peek().is_some_and(|b| is_word(b) || b == b'-')
+    }
+
+    fn statement(
+        &mut self,
+        parsed: &mut Parsed,
+        blocks: &mut Vec<Block>,
+        in_kernel: &mut bool,
+        has_newline: bool,
+    ) -> Option<()> {
+        let line = &self.text.as_bytes()[self.pos..self.end];
+        if !line.is_ascii() || line.contains(&b'\r') {
+            // Non-ASCII code (comments may hold anything) is rare enough to leave to
+            // tree-sitter; a stray carriage return is a syntax error.
+            let code_end = line
+                .iter()
+                .position(|&b| b == b';' || b == b'#')
+                .unwrap_or(line.len());
+            if !line[..code_end].is_ascii() || line.contains(&b'\r') {
+                return None;
+            }
+        }
+        if self.at_end(parsed)? {
+            return Some(());
+        }
+        let b = self.peek()?;
+        if b == b'.' {
+            return self.directive(parsed, blocks, in_kernel, has_newline);
+        }
+        let mut label_seen = false;
+        if b == b'@' {
+            return self.instruction(parsed, blocks, *in_kernel, has_newline, None);
+        }
+        let (word, span) = self.word()?;
+        // A label, possibly followed by a statement on the same line.
+        let save = self.pos;
+        self.skip_space();
+        let (word, span) = if self.peek() == Some(b':') {
+            if RESERVED.contains(&word) {
+                return None;
+            }
+            self.pos += 1;
+            parsed.stmts.push(Stmt {
+                kind: StmtKind::Label { name: word.to_owned(), name_span: span.clone() },
+                span: span.start..self.pos,
+            });
+            label_seen = true;
+            if self.at_end(parsed)? {
+                return Some(());
+            }
+            if self.peek() == Some(b'@') {
+                return self.instruction(parsed, blocks, *in_kernel, has_newline, None);
+            }
+            self.word()?
+        } else {
+            self.pos = save;
+            (word, span)
+        };
+        match word {
+            "if" => {
+                self.skip_space();
+                let condition = self.operand(true)?;
+                if !matches!(condition.kind, OperandKind::Predicate { .. }) {
+                    return None;
+                }
+                let end = condition.span.end;
+                if !self.at_end(parsed)? || !has_newline {
+                    return None;
+                }
+                blocks.push(Block::If);
+                push_keyword(parsed, "if", span, vec![condition], end);
+                Some(())
+            }
+            "loop" => {
+                if !self.at_end(parsed)? || !has_newline {
+                    return None;
+                }
+                blocks.push(Block::Loop);
+                let end = span.end;
+                push_keyword(parsed, "loop", span, Vec::new(), end);
+                Some(())
+            }
+            "else" | "endif" | "endloop" => {
+                if label_seen || !self.at_end(parsed)? {
+                    return None;
+                }
+                match (word, blocks.last()) {
+                    ("else", Some(Block::If)) => {
+                        if !has_newline {
+                            return None;
+                        }
+                        *blocks.last_mut()? = Block::Else;
+                    }
+                    ("endif", Some(Block::If | Block::Else)) | ("endloop", Some(Block::Loop)) => {
+                        blocks.pop();
+                    }
+                    _ => return None,
+                }
+                let end = span.end;
+                push_keyword(parsed, word, span, Vec::new(), end);
+                Some(())
+            }
+            _ => self.instruction(parsed, blocks, *in_kernel, has_newline, Some((word, span))),
+        }
+    }
+
+    fn directive(
+        &mut self,
+        parsed: &mut Parsed,
+        blocks: &mut [Block],
+        in_kernel: &mut bool,
+        has_newline: bool,
+    ) -> Option<()> {
+        let start = self.pos;
+        self.pos += 1;
+        if !self.peek().is_some_and(is_word_start) {
+            return None;
+        }
+        while self.peek().is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            self.pos += 1;
+        }
+        let name = &self.text[start..self.pos];
+        let name_span = start..self.pos;
+        match name {
+            ".kernel" => {
+                if *in_kernel || !blocks.is_empty() {
+                    return None;
+                }
+                self.skip_space();
+                let (kname, kspan) = self.word()?;
+                if RESERVED.contains(&kname) || !self.at_end(parsed)? || !has_newline {
+                    return None;
+                }
+                *in_kernel = true;
+                parsed.stmts.push(Stmt {
+                    kind: StmtKind::Kernel { name: Some((kname.to_owned(), kspan.clone())) },
+                    span: start..kspan.end,
+                });
+                return Some(());
+            }
+            ".end" => {
+                if !*in_kernel || !blocks.is_empty() || !self.at_end(parsed)? {
+                    return None;
+                }
+                *in_kernel = false;
+                parsed.stmts.push(Stmt { kind: StmtKind::End, span: name_span });
+                return Some(());
+            }
+            _ if name.eq_ignore_ascii_case(".kernel") || name.eq_ignore_ascii_case(".end") => {
+                return None;
+            }
+            _ => {}
+        }
+        if self.peek().is_some_and(|b| b == b'.') {
+            return None;
+        }
+        let mut args = Vec::new();
+        let mut end = name_span.end;
+        if !self.at_end(parsed)? {
+            loop {
+                self.skip_space();
+                let b = self.peek()?;
+                let arg = if b.is_ascii_digit() || b == b'-' {
+                    let (span, float) = self.number()?;
+                    let t = self.text[span.clone()].to_owned();
+                    Arg { kind: if float { ArgKind::Float(t) } else { ArgKind::Integer(t) }, span }
+                } else {
+                    let (word, span) = self.word()?;
+                    if RESERVED.contains(&word) {
+                        return None;
+                    }
+                    if word == "inf" || word == "nan" {
+                        Arg { kind: ArgKind::Float(word.to_owned()), span }
+                    } else {
+                        let save = self.pos;
+                        if self.expect(b':').is_some() {
+                            self.skip_space();
+                            let (ty, tspan) = self.word()?;
+                            if RESERVED.contains(&ty) || ty == "inf" || ty == "nan" {
+                                return None;
+                            }
+                            Arg {
+                                kind: ArgKind::Typed {
+                                    name: (word.to_owned(), span.clone()),
+                                    ty: (ty.to_owned(), tspan.clone()),
+                                },
+                                span: span.start..tspan.end,
+                            }
+                        } else {
+                            self.pos = save;
+                            Arg { kind: ArgKind::Name(word.to_owned()), span }
+                        }
+                    }
+                };
+                if !self.separated() {
+                    return None;
+                }
+                end = arg.span.end;
+                args.push(arg);
+                if self.at_end(parsed)? {
+                    break;
+                }
+                self.expect(b',')?;
+            }
+        }
+        parsed.stmts.push(Stmt {
+            kind: StmtKind::Directive { name: name.to_ascii_lowercase(), name_span, args },
+            span: start..end,
+        });
+        Some(())
+    }
+
+    fn instruction(
+        &mut self,
+        parsed: &mut Parsed,
+        _blocks: &mut [Block],
+        in_kernel: bool,
+        has_newline: bool,
+        mnemonic: Option<(&'a str, Span)>,
+    ) -> Option<()> {
+        let mut guard = None;
+        let (mnemonic, mnemonic_span) = match mnemonic {
+            Some(m) => m,
+            None => {
+                let at = self.expect(b'@')?;
+                self.skip_space();
+                let negate = self.peek() == Some(b'!');
+                if negate {
+                    self.pos += 1;
+                    self.skip_space();
+                }
+                let (p, pspan) = self.word()?;
+                if !is_predicate(p) {
+                    return None;
+                }
+                guard = Some(GuardSyntax { number: number_after(p, 1), negate, span: at..pspan.end });
+                self.skip_space();
+                self.word()?
+            }
+        };
+        if RESERVED.contains(&mnemonic) {
+            return None;
+        }
+        let start = guard.as_ref().map_or(mnemonic_span.start, |g| g.span.start);
+        let mut end = mnemonic_span.end;
+        let mut operands = Vec::new();
+        if !self.at_end(parsed)? {
+            if !self.peek().is_some_and(is_space) && self.pos == mnemonic_span.end {
+                return None;
+            }
+            loop {
+                self.skip_space();
+                let operand = self.operand(false)?;
+                if !self.separated() {
+                    return None;
+                }
+                end = operand.span.end;
+                operands.push(operand);
+                if self.at_end(parsed)? {
+                    break;
+                }
+                self.expect(b',')?;
+            }
+        }
+        // An instruction outside a kernel on a last line without a newline is an error for the
+        // grammar (see tree-sitter-wave/grammar.js).
+        if !in_kernel && !has_newline {
+            return None;
+        }
+        parsed.stmts.push(Stmt {
+            kind: StmtKind::Instruction(InstructionSyntax {
+                guard,
+                mnemonic: mnemonic.to_owned(),
+                mnemonic_span,
+                operands,
+                broken: false,
+            }),
+            span: start..end,
+        });
+        Some(())
+    }
+
+    /// One operand. `condition`: only a predicate or negated predicate is valid.
+    fn operand(&mut self, condition: bool) -> Option<Operand> {
+        let b = self.peek()?;
+        let start = self.pos;
+        if b == b'!' {
+            self.pos += 1;
+            self.skip_space();
+            let (p, _) = self.word()?;
+            if !is_predicate(p) {
+                return None;
+            }
+            return Some(Operand {
+                kind: OperandKind::Predicate { number: number_after(p, 1), negate: true },
+                span: start..self.pos,
+            });
+        }
+        if condition {
+            let (p, span) = self.word()?;
+            if !is_predicate(p) {
+                return None;
+            }
+            return Some(Operand {
+                kind: OperandKind::Predicate { number: number_after(p, 1), negate: false },
+                span,
+            });
+        }
+        if b == b'[' {
+            self.pos += 1;
+            self.skip_space();
+            let (base, bspan) = self.word()?;
+            if RESERVED.contains(&base) {
+                return None;
+            }
+            let base_kind =
+                if is_register(base) { register(base) } else { OperandKind::Name(base.to_owned()) };
+            let base = Operand { kind: base_kind, span: bspan };
+            self.skip_space();
+            let offset = match self.peek()? {
+                b'+' | b'-' => {
+                    let negative = self.peek() == Some(b'-');
+                    self.pos += 1;
+                    self.skip_space();
+                    let (span, float) = self.number()?;
+                    if float {
+                        return None;
+                    }
+                    let t = &self.text[span.clone()];
+                    let value = if negative {
+                        match t.strip_prefix('-') {
+                            Some(rest) => rest.to_owned(),
+                            None => format!("-{t}"),
+                        }
+                    } else {
+                        t.to_owned()
+                    };
+                    Some((value, span))
+                }
+                _ => None,
+            };
+            self.expect(b']')?;
+            return Some(Operand {
+                kind: OperandKind::Memory { base: Box::new(base), offset },
+                span: start..self.pos,
+            });
+        }
+        if b == b'.' {
+            self.pos += 1;
+            let (w, _) = self.word()?;
+            if w.contains('.') {
+                return None;
+            }
+            return Some(Operand {
+                kind: OperandKind::Scope(w.to_ascii_lowercase()),
+                span: start..self.pos,
+            });
+        }
+        if b.is_ascii_digit() || b == b'-' {
+            let (span, float) = self.number()?;
+            let t = self.text[span.clone()].to_owned();
+            let kind = if float { OperandKind::Float(t) } else { OperandKind::Integer(t) };
+            return Some(Operand { kind, span });
+        }
+        let (word, span) = self.word()?;
+        if RESERVED.contains(&word) {
+            return None;
+        }
+        let kind = if is_register(word) {
+            // A register pair `rA:rB`.
+            let save = self.pos;
+            if self.expect(b':').is_some() {
+                self.skip_space();
+                let (high, hspan) = self.word()?;
+                if !is_register(high) {
+                    return None;
+                }
+                return Some(Operand {
+                    kind: OperandKind::Pair { low: number_after(word, 1), high: number_after(high, 1) },
+                    span: span.start..hspan.end,
+                });
+            }
+            self.pos = save;
+            register(word)
+        } else if is_predicate(word) {
+            OperandKind::Predicate { number: number_after(word, 1), negate: false }
+        } else if is_special(word) {
+            OperandKind::Special(word.to_ascii_lowercase())
+        } else if word == "inf" || word == "nan" {
+            OperandKind::Float(word.to_owned())
+        } else {
+            OperandKind::Name(word.to_owned())
+        };
+        Some(Operand { kind, span })
+    }
+}
+
+fn push_keyword(parsed: &mut Parsed, mnemonic: &str, span: Span, operands: Vec<Operand>, end: usize) {
+    parsed.stmts.push(Stmt {
+        kind: StmtKind::Instruction(InstructionSyntax {
+            guard: None,
+            mnemonic: mnemonic.to_owned(),
+            mnemonic_span: span.clone(),
+            operands,
+            broken: false,
+        }),
+        span: span.start..end,
+    });
+}

@@ -1,0 +1,31 @@
+//! Any text: the assembler must not panic, spans must lie inside the text, the line fast
+//! path must agree with tree-sitter whenever it answers, and whatever assembles cleanly must
+//! survive disassembly, reassembly and formatting unchanged.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let a = wave_asm::assemble(&text, "fuzz.wave");
+    let tree = wave_asm::syntax::parse_tree(&text);
+    if wave_asm::syntax::parse(&text) != tree {
+        // The fast path answered differently from tree-sitter.
+        panic!("fast path disagrees with tree-sitter on {text:?}");
+    }
+    for d in &a.diagnostics {
+        assert!(d.span.start <= d.span.end && d.span.end <= text.len(), "{d:?}");
+    }
+    if a.has_errors() {
+        return;
+    }
+    let listing = wave_asm::disassemble(&a.module);
+    let b = wave_asm::assemble(&listing, "listing.wave");
+    assert!(!b.has_errors(), "listing does not reassemble:\n{listing}\n{:?}", b.diagnostics);
+    assert_eq!(a.module.code, b.module.code, "{listing}");
+    assert_eq!(a.module.kernels, b.module.kernels);
+    let formatted = wave_asm::format(&text).expect("clean input formats");
+    assert_eq!(wave_asm::format(&formatted).as_deref(), Ok(formatted.as_str()), "not idempotent");
+    assert_eq!(wave_asm::assemble(&formatted, "f.wave").module.code, a.module.code);
+});
