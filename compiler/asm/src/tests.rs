@@ -455,3 +455,23 @@ proptest! {
         prop_assert!(same_as_tree_sitter(&text), "the fast path refused a well-formed kernel:\n{}", text);
     }
 }
+
+/// Every diagnostic code the assembler can emit is documented in docs/diagnostics.md.
+#[test]
+fn every_diagnostic_code_is_documented() {
+    let docs = include_str!("../../../docs/diagnostics.md");
+    let sources = [include_str!("lower.rs"), include_str!("syntax.rs")];
+    let mut codes: Vec<&str> = Vec::new();
+    for source in sources {
+        for (i, _) in source.match_indices("\"E0").chain(source.match_indices("\"W0")) {
+            let code = &source[i + 1..i + 6];
+            if code[1..].bytes().all(|b| b.is_ascii_digit()) && !codes.contains(&code) {
+                codes.push(code);
+            }
+        }
+    }
+    assert!(codes.len() > 40, "found only {codes:?}");
+    for code in codes {
+        assert!(docs.contains(&format!("\n## {code}:")), "{code} is not documented in docs/diagnostics.md");
+    }
+}
