@@ -224,12 +224,13 @@ impl<'a> Line<'a> {
                 None
             }
         };
-        if int_end < self.end && b[int_end] == b'.' {
-            if let Some(frac_end) = digits(int_end + 1) {
-                let end = exponent(frac_end).unwrap_or(frac_end);
-                self.pos = end;
-                return Some((start..end, true));
-            }
+        if int_end < self.end
+            && b[int_end] == b'.'
+            && let Some(frac_end) = digits(int_end + 1)
+        {
+            let end = exponent(frac_end).unwrap_or(frac_end);
+            self.pos = end;
+            return Some((start..end, true));
         }
         if let Some(end) = exponent(int_end) {
             self.pos = end;
@@ -255,10 +256,7 @@ impl<'a> Line<'a> {
         if !line.is_ascii() || line.contains(&b'\r') {
             // Non-ASCII code (comments may hold anything) is rare enough to leave to
             // tree-sitter; a stray carriage return is a syntax error.
-            let code_end = line
-                .iter()
-                .position(|&b| b == b';' || b == b'#')
-                .unwrap_or(line.len());
+            let code_end = line.iter().position(|&b| b == b';' || b == b'#').unwrap_or(line.len());
             if !line[..code_end].is_ascii() || line.contains(&b'\r') {
                 return None;
             }
@@ -476,7 +474,8 @@ impl<'a> Line<'a> {
                 if !is_predicate(p) {
                     return None;
                 }
-                guard = Some(GuardSyntax { number: number_after(p, 1), negate, span: at..pspan.end });
+                guard =
+                    Some(GuardSyntax { number: number_after(p, 1), negate, span: at..pspan.end });
                 self.skip_space();
                 self.word()?
             }
@@ -619,7 +618,10 @@ impl<'a> Line<'a> {
                     return None;
                 }
                 return Some(Operand {
-                    kind: OperandKind::Pair { low: number_after(word, 1), high: number_after(high, 1) },
+                    kind: OperandKind::Pair {
+                        low: number_after(word, 1),
+                        high: number_after(high, 1),
+                    },
                     span: span.start..hspan.end,
                 });
             }
@@ -638,7 +640,13 @@ impl<'a> Line<'a> {
     }
 }
 
-fn push_keyword(parsed: &mut Parsed, mnemonic: &str, span: Span, operands: Vec<Operand>, end: usize) {
+fn push_keyword(
+    parsed: &mut Parsed,
+    mnemonic: &str,
+    span: Span,
+    operands: Vec<Operand>,
+    end: usize,
+) {
     parsed.stmts.push(Stmt {
         kind: StmtKind::Instruction(InstructionSyntax {
             guard: None,

@@ -74,13 +74,13 @@ fn assemble_parsed(text: &str, file: &str, mut parsed: syntax::Parsed) -> Assemb
 /// The operand syntax of an instruction, e.g. `iadd rd, rs1, rs2|imm`.
 pub fn form_text(op: &OpInfo) -> String {
     let mut out = op.mnemonic.to_owned();
-    if let wave_isa::Modifier::Named { names, default } = op.modifier {
-        if default.is_none() {
-            out.push_str(&format!(
-                ".{{{}}}",
-                names.iter().map(|(n, _)| *n).collect::<Vec<_>>().join("|")
-            ));
-        }
+    if let wave_isa::Modifier::Named { names, default } = op.modifier
+        && default.is_none()
+    {
+        out.push_str(&format!(
+            ".{{{}}}",
+            names.iter().map(|(n, _)| *n).collect::<Vec<_>>().join("|")
+        ));
     }
     for (i, operand) in op.operands.iter().enumerate() {
         out.push_str(if i == 0 { " " } else { ", " });

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 
 use wave_diag::{Diagnostic, Span, did_you_mean};
 use wave_isa::{
-    Category, Guard, ImmKind, Inst, Modifier, OpInfo, Operand as Form, SPECIAL_REGISTERS,
-    SuffixError, Width, lookup, operand_registers,
+    Category, Guard, ImmKind, Inst, OpInfo, Operand as Form, SPECIAL_REGISTERS, SuffixError, Width,
+    lookup, operand_registers,
 };
 use wave_wbin::{Kernel, LineEntry, Module, Param, ParamType, Symbol, SymbolKind};
 
@@ -261,7 +261,7 @@ impl<'a> Lowering<'a> {
                 labels: Vec::new(),
                 param_spans: Vec::new(),
             },
-            index: self.module.kernels.len() + usize::from(false),
+            index: self.module.kernels.len(),
             start: self.module.code.len() as u32,
             params: Vec::new(),
             registers: None,
@@ -754,14 +754,14 @@ impl<'a> Lowering<'a> {
                 span,
                 replacement: s,
             });
-        } else if name.starts_with("sr_") {
-            if let Some(s) = did_you_mean(name, SPECIAL_REGISTERS) {
-                d.suggestion = Some(wave_diag::Suggestion {
-                    message: format!("did you mean `{s}`?"),
-                    span,
-                    replacement: s.into(),
-                });
-            }
+        } else if name.starts_with("sr_")
+            && let Some(s) = did_you_mean(name, SPECIAL_REGISTERS)
+        {
+            d.suggestion = Some(wave_diag::Suggestion {
+                message: format!("did you mean `{s}`?"),
+                span,
+                replacement: s.into(),
+            });
         }
     }
 
@@ -838,8 +838,7 @@ impl<'a> Lowering<'a> {
                     return None;
                 }
                 match high {
-                    Some(h) if count == 1 => {
-                        let _ = h;
+                    Some(_) if count == 1 => {
                         self.error(
                             "E0122",
                             given.span.clone(),
@@ -1220,12 +1219,10 @@ impl<'a> Lowering<'a> {
                 }
                 _ => self.close_error(span, "endloop", &[BlockKind::Loop]),
             },
-            "break" | "continue" => {
-                if !k.blocks.iter().any(|b| b.kind == BlockKind::Loop) {
-                    self.error("E0166", span, format!("`{}` outside a loop", op.mnemonic))
-                        .notes
-                        .push("`break` and `continue` belong between `loop` and `endloop`".into());
-                }
+            "break" | "continue" if !k.blocks.iter().any(|b| b.kind == BlockKind::Loop) => {
+                self.error("E0166", span, format!("`{}` outside a loop", op.mnemonic))
+                    .notes
+                    .push("`break` and `continue` belong between `loop` and `endloop`".into());
             }
             "barrier" => {
                 if let Some(b) = k.blocks.iter().rev().find(|b| b.divergent) {
@@ -1416,7 +1413,6 @@ impl<'a> Lowering<'a> {
             .filter(|(_, p)| p.kernel == k.index)
             .map(|(i, p)| (i, p.inst, p.stmt))
             .collect();
-        let _ = placed.len();
         let mut warnings = Vec::new();
         for (pos, (_, inst, _)) in placed.iter().enumerate() {
             let Some(op) = inst.info() else { continue };
@@ -1465,15 +1461,13 @@ fn reads_writes_r0(inst: &Inst) -> (bool, bool) {
     let mut writes = false;
     for form in op.operands {
         match form {
-            Form::Reg { slot, write, .. } => {
-                let r = inst.register(*slot);
-                let n = operand_registers(op, form, inst.modifier);
-                if r == 0 || (n > 1 && r == 0) {
-                    if *write {
-                        writes = !(op.category == Category::Atomic);
-                    } else {
-                        reads = true;
-                    }
+            // A register range covers r0 only when it starts there.
+            Form::Reg { slot, write, .. } if inst.register(*slot) == 0 => {
+                if *write {
+                    // A non-returning atomic (rd = r0) does not write r0.
+                    writes = op.category != Category::Atomic;
+                } else {
+                    reads = true;
                 }
             }
             Form::RegOrImm(_) if !inst.has_immediate_source() && inst.rs2 == 0 => reads = true,
@@ -1545,6 +1539,3 @@ pub fn parse_integer(text: &str) -> Option<i128> {
     let value = i128::from_str_radix(digits, radix).ok()?;
     Some(if negative { -value } else { value })
 }
-
-// Silences "unused" for Modifier in builds where only some paths use it.
-const _: Option<Modifier> = None;

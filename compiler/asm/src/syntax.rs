@@ -450,8 +450,7 @@ impl<'a> Walker<'a> {
         let broken = self.report_errors_inside(node);
         let guard = node.child_by_field_name("guard").and_then(|g| {
             let reg = g.child_by_field_name("register")?;
-            let negate =
-                (0..g.child_count()).any(|i| g.child(i as u32).is_some_and(|c| c.kind() == "!"));
+            let negate = (0..g.child_count()).any(|i| g.child(i).is_some_and(|c| c.kind() == "!"));
             Some(GuardSyntax { number: number_after(self.text(reg), 1), negate, span: span(g) })
         });
         let mnemonic_node = node.child_by_field_name("mnemonic").unwrap_or(node);
@@ -501,7 +500,7 @@ impl<'a> Walker<'a> {
                 let base = self.operand(node.child_by_field_name("base")?)?;
                 let offset = node.child_by_field_name("offset").map(|o| {
                     let negative = (0..node.child_count())
-                        .any(|i| node.child(i as u32).is_some_and(|c| c.kind() == "-"));
+                        .any(|i| node.child(i).is_some_and(|c| c.kind() == "-"));
                     let t = self.text(o);
                     let value = if negative {
                         match t.strip_prefix('-') {

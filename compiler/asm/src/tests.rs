@@ -326,16 +326,24 @@ fn review_findings_stay_fixed() {
     // Unknown directives outside a kernel are reported.
     check(".foo 3\n.kernel k\n.end\n", "E0140 1:1 unknown directive `.foo`");
     // Literals beyond binary32 are errors, also when f64 overflows too.
-    check(&kernel("    fadd r1, r1, 1e400\n    fadd r1, r1, -0x1"), "E0131 3:18 `1e400` is outside the binary32 range (largest finite is 3.4028235e38)\nE0131 4:18 `-0x1`: a bit pattern cannot be negative");
+    check(
+        &kernel("    fadd r1, r1, 1e400\n    fadd r1, r1, -0x1"),
+        "E0131 3:18 `1e400` is outside the binary32 range (largest finite is 3.4028235e38)\nE0131 4:18 `-0x1`: a bit pattern cannot be negative",
+    );
     // Call targets are labels, never raw offsets that could point mid-instruction.
     check(&kernel("    call 12"), "E0126 3:10 expected a label, found the integer `12`");
     // Parameter names that read as registers are refused.
-    check(".kernel k\n.param r0: u32\n.end\n", "E0141 2:8 parameter name `r0` reads as a register, predicate, special register or literal");
+    check(
+        ".kernel k\n.param r0: u32\n.end\n",
+        "E0141 2:8 parameter name `r0` reads as a register, predicate, special register or literal",
+    );
     // A bad `if` still opens its block: one mistake, one diagnostic.
     check(&kernel("    if p5\n    endif"), "E0111 3:8 there is no predicate p5: WAVE has p0-p3");
     // Different waves disagreeing on a barrier is as bad as different lanes.
     check(
-        &kernel("    mov r1, sr_wave_id\n    icmp.eq p0, r1, 0\n    if p0\n        barrier\n    endif"),
+        &kernel(
+            "    mov r1, sr_wave_id\n    icmp.eq p0, r1, 0\n    if p0\n        barrier\n    endif",
+        ),
         "W0103 6:9 `barrier` inside an `if` whose condition varies between lanes",
     );
 }
@@ -346,7 +354,11 @@ fn same_as_tree_sitter(text: &str) -> bool {
     match crate::fast::parse(text) {
         Some(fast) => {
             let tree = syntax::parse_tree(text);
-            assert!(tree.diagnostics.is_empty(), "fast path accepted a file with syntax errors:\n{text:?}\n{:#?}", tree.diagnostics);
+            assert!(
+                tree.diagnostics.is_empty(),
+                "fast path accepted a file with syntax errors:\n{text:?}\n{:#?}",
+                tree.diagnostics
+            );
             assert_eq!(fast, tree, "\n{text:?}");
             true
         }
@@ -367,14 +379,57 @@ fn fast_parser_agrees_with_tree_sitter_on_samples_and_their_prefixes() {
 }
 
 const SOUP: &[&str] = &[
-    ".kernel k", ".end", ".param a: ptr", ".registers 8", ".workgroup_size 4, 2", ".foo", ".KERNEL x",
-    "lbl:", "lbl: loop", "x: if p1", "if p0", "if !p2", "if r1", "else", "endif", "loop", "endloop",
-    "halt", "iadd r1, r2, -3", "iadd r1,r2,0x1F", "fadd r1, r2, 1.5e-3", "fadd r1, r2, -inf", "mov r1, sr_lane_id",
-    "@p1 iadd r1, r1, r1", "@ ! p3 nop", "device_load.u32 r1, [r2 + 4]", "device_store.u32 [a-8], r3",
-    "dadd r4:r5, r6 : r7, r8:r9", "atomic_add r1, r2, r3, .device", "hadd r1.lo, r2.HI, r3.lo",
-    "; comment", "  # hash", "// slashes", "iadd r1, r2, r3 ; trailing", "break !p1", "continue p0",
-    "iadd r1,, r2", "iadd r1, r2,", "1abc", "iadd r1x, p0_ok, info", "halt endif", "r1: r2",
-    "iadd r1, 1., 2", "x:", "mov_imm r1, nan", "\t", "", "é", "iadd r1, [r2]", "call f", "f:",
+    ".kernel k",
+    ".end",
+    ".param a: ptr",
+    ".registers 8",
+    ".workgroup_size 4, 2",
+    ".foo",
+    ".KERNEL x",
+    "lbl:",
+    "lbl: loop",
+    "x: if p1",
+    "if p0",
+    "if !p2",
+    "if r1",
+    "else",
+    "endif",
+    "loop",
+    "endloop",
+    "halt",
+    "iadd r1, r2, -3",
+    "iadd r1,r2,0x1F",
+    "fadd r1, r2, 1.5e-3",
+    "fadd r1, r2, -inf",
+    "mov r1, sr_lane_id",
+    "@p1 iadd r1, r1, r1",
+    "@ ! p3 nop",
+    "device_load.u32 r1, [r2 + 4]",
+    "device_store.u32 [a-8], r3",
+    "dadd r4:r5, r6 : r7, r8:r9",
+    "atomic_add r1, r2, r3, .device",
+    "hadd r1.lo, r2.HI, r3.lo",
+    "; comment",
+    "  # hash",
+    "// slashes",
+    "iadd r1, r2, r3 ; trailing",
+    "break !p1",
+    "continue p0",
+    "iadd r1,, r2",
+    "iadd r1, r2,",
+    "1abc",
+    "iadd r1x, p0_ok, info",
+    "halt endif",
+    "r1: r2",
+    "iadd r1, 1., 2",
+    "x:",
+    "mov_imm r1, nan",
+    "\t",
+    "",
+    "é",
+    "iadd r1, [r2]",
+    "call f",
+    "f:",
 ];
 
 proptest! {
@@ -396,12 +451,33 @@ proptest! {
 }
 
 const BODY: &[&str] = &[
-    "halt", "iadd r1, r2, -3", "iadd r1,r2,0x1F", "fadd r1, r2, 1.5e-3", "fadd r1, r2, -inf",
-    "mov r1, sr_lane_id", "@p1 iadd r1, r1, r1", "@ ! p3 nop", "device_load.u32 r1, [r2 + 4]",
-    "device_store.u32 [a-8], r3", "dadd r4:r5, r6 : r7, r8:r9", "atomic_add r1, r2, r3, .device",
-    "hadd r1.lo, r2.HI, r3.lo", "; comment", "  # hash", "// slashes", "iadd r1, r2, r3 ; trailing",
-    "lbl:", "x: iadd r1, r1, 0b1_01", "IADD R1, R2, R3", "mov_imm r1, nan", "wave_shuffle r1, r2, 3",
-    "iadd r1x, p0_ok, info", "icmp.lt p0, r1, 1_000", "", "\t\t", "fence_acquire .workgroup",
+    "halt",
+    "iadd r1, r2, -3",
+    "iadd r1,r2,0x1F",
+    "fadd r1, r2, 1.5e-3",
+    "fadd r1, r2, -inf",
+    "mov r1, sr_lane_id",
+    "@p1 iadd r1, r1, r1",
+    "@ ! p3 nop",
+    "device_load.u32 r1, [r2 + 4]",
+    "device_store.u32 [a-8], r3",
+    "dadd r4:r5, r6 : r7, r8:r9",
+    "atomic_add r1, r2, r3, .device",
+    "hadd r1.lo, r2.HI, r3.lo",
+    "; comment",
+    "  # hash",
+    "// slashes",
+    "iadd r1, r2, r3 ; trailing",
+    "lbl:",
+    "x: iadd r1, r1, 0b1_01",
+    "IADD R1, R2, R3",
+    "mov_imm r1, nan",
+    "wave_shuffle r1, r2, 3",
+    "iadd r1x, p0_ok, info",
+    "icmp.lt p0, r1, 1_000",
+    "",
+    "\t\t",
+    "fence_acquire .workgroup",
 ];
 
 /// A kernel with balanced blocks built from `ops`: 0 = a body line, 1 = open if, 2 = open
@@ -413,7 +489,11 @@ fn structured(ops: &[(u8, usize)]) -> String {
         let indent = "    ".repeat(stack.len() + 1);
         match op {
             1 => {
-                out.push_str(&format!("{indent}if {}p{}\n", if i % 2 == 0 { "!" } else { "" }, i % 4));
+                out.push_str(&format!(
+                    "{indent}if {}p{}\n",
+                    if i % 2 == 0 { "!" } else { "" },
+                    i % 4
+                ));
                 stack.push(("endif", false));
             }
             2 => {
@@ -472,6 +552,9 @@ fn every_diagnostic_code_is_documented() {
     }
     assert!(codes.len() > 40, "found only {codes:?}");
     for code in codes {
-        assert!(docs.contains(&format!("\n## {code}:")), "{code} is not documented in docs/diagnostics.md");
+        assert!(
+            docs.contains(&format!("\n## {code}:")),
+            "{code} is not documented in docs/diagnostics.md"
+        );
     }
 }

@@ -324,8 +324,8 @@ impl Inst {
             Some(g) => (g.predicate, g.negate, true),
             None => (0, false, false),
         };
-        let flags = u64::from(self.ext.is_some()) * u64::from(FLAG_EXTENDED)
-            | u64::from(guarded) * u64::from(FLAG_PREDICATED);
+        let flags = (u64::from(self.ext.is_some()) * u64::from(FLAG_EXTENDED))
+            | (u64::from(guarded) * u64::from(FLAG_PREDICATED));
         (u64::from(self.opcode) << 40)
             | (u64::from(self.rd) << 32)
             | (u64::from(self.rs1) << 24)
@@ -365,7 +365,7 @@ impl Inst {
         }
         let flags = (word & 3) as u8;
         let guard = (flags & FLAG_PREDICATED != 0)
-            .then(|| Guard { predicate: ((word >> 3) & 3) as u8, negate: (word >> 2) & 1 == 1 });
+            .then_some(Guard { predicate: ((word >> 3) & 3) as u8, negate: (word >> 2) & 1 == 1 });
         if guard.is_none() && (word >> 2) & 7 != 0 {
             return Err(DecodeError::Invalid(EncodeError::UnusedField {
                 mnemonic: info(opcode).map_or("?", |op| op.mnemonic),

@@ -392,11 +392,9 @@ pub fn occupancy(constants: &Constants, resources: KernelResources) -> Occupancy
         (u64::from(constants.register_file_size) / (u64::from(r) * u64::from(w) * 4)) as u32;
     let by_registers = waves_by_registers / waves_per_workgroup;
     let by_waves = constants.max_waves_per_core / waves_per_workgroup;
-    let by_local = if resources.local_memory == 0 {
-        u32::MAX
-    } else {
-        constants.local_memory_size / resources.local_memory
-    };
+    // A kernel without local memory is not limited by it.
+    let by_local =
+        constants.local_memory_size.checked_div(resources.local_memory).unwrap_or(u32::MAX);
     let by_workgroups = constants.max_workgroups_per_core;
     let workgroups_by = [
         (Limit::Registers, by_registers),

@@ -403,7 +403,7 @@ fn records(
     kind: SectionKind,
 ) -> Result<std::iter::StepBy<Range<usize>>, ReadError> {
     let range = section.clone().unwrap_or(0..0);
-    if range.len() % size != 0 {
+    if !range.len().is_multiple_of(size) {
         return err(
             range.start,
             format!(
