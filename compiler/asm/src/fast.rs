@@ -19,7 +19,7 @@ use wave_diag::Span;
 
 use crate::syntax::{
     Arg, ArgKind, GuardSyntax, InstructionSyntax, Operand, OperandKind, Parsed, Stmt, StmtKind,
-    number_after, register,
+    number_after, register, signed_offset,
 };
 
 const RESERVED: [&str; 5] = ["if", "else", "endif", "loop", "endloop"];
@@ -568,16 +568,7 @@ impl<'a> Line<'a> {
                     if float {
                         return None;
                     }
-                    let t = &self.text[span.clone()];
-                    let value = if negative {
-                        match t.strip_prefix('-') {
-                            Some(rest) => rest.to_owned(),
-                            None => format!("-{t}"),
-                        }
-                    } else {
-                        t.to_owned()
-                    };
-                    Some((value, span))
+                    Some((signed_offset(negative, &self.text[span.clone()]), span))
                 }
                 _ => None,
             };

@@ -290,11 +290,7 @@ impl<'a> Lowering<'a> {
             let d = self.error("E0140", name_span.clone(), format!("unknown directive `{name}`"));
             d.notes.push(format!("directives are {}", DIRECTIVES.join(", ")));
             if let Some(s) = suggestion {
-                d.suggestion = Some(wave_diag::Suggestion {
-                    message: format!("did you mean `{s}`?"),
-                    span: name_span.clone(),
-                    replacement: s.into(),
-                });
+                d.suggest_replacement(name_span.clone(), s);
             }
             return;
         }
@@ -333,11 +329,7 @@ impl<'a> Lowering<'a> {
                     );
                     d.notes.push("parameter types are u32, i32, f32 and ptr".into());
                     if let Some(s) = suggestion {
-                        d.suggestion = Some(wave_diag::Suggestion {
-                            message: format!("did you mean `{s}`?"),
-                            span: tspan.clone(),
-                            replacement: s.into(),
-                        });
+                        d.suggest_replacement(tspan.clone(), s);
                     }
                     return;
                 };
@@ -456,19 +448,8 @@ impl<'a> Lowering<'a> {
                     k.workgroup_size = Some((size, stmt.span.clone()));
                 }
             }
-            _ => {
-                let suggestion = did_you_mean(name, DIRECTIVES);
-                let d =
-                    self.error("E0140", name_span.clone(), format!("unknown directive `{name}`"));
-                d.notes.push(format!("directives are {}", DIRECTIVES.join(", ")));
-                if let Some(s) = suggestion {
-                    d.suggestion = Some(wave_diag::Suggestion {
-                        message: format!("did you mean `{s}`?"),
-                        span: name_span.clone(),
-                        replacement: s.into(),
-                    });
-                }
-            }
+            // Unknown directives were reported above.
+            _ => {}
         }
     }
 
@@ -646,11 +627,7 @@ impl<'a> Lowering<'a> {
                 let d =
                     self.error("E0101", name_span.clone(), format!("unknown instruction `{name}`"));
                 if let Some(s) = suggestion {
-                    d.suggestion = Some(wave_diag::Suggestion {
-                        message: format!("did you mean `{s}`?"),
-                        span: name_span,
-                        replacement: s.into(),
-                    });
+                    d.suggest_replacement(name_span, s);
                 }
             }
             SuffixError::UnknownSuffix { suffix, mnemonic, expected } => {
@@ -753,14 +730,6 @@ impl<'a> Lowering<'a> {
                 message: format!("did you mean the parameter `{s}`?"),
                 span,
                 replacement: s,
-            });
-        } else if name.starts_with("sr_")
-            && let Some(s) = did_you_mean(name, SPECIAL_REGISTERS)
-        {
-            d.suggestion = Some(wave_diag::Suggestion {
-                message: format!("did you mean `{s}`?"),
-                span,
-                replacement: s.into(),
             });
         }
     }
@@ -1026,11 +995,7 @@ impl<'a> Lowering<'a> {
                             SPECIAL_REGISTERS.iter().copied().find(|s| s.starts_with(name.as_str()))
                         });
                         if let Some(s) = suggestion {
-                            d.suggestion = Some(wave_diag::Suggestion {
-                                message: format!("did you mean `{s}`?"),
-                                span: given.span.clone(),
-                                replacement: s.into(),
-                            });
+                            d.suggest_replacement(given.span.clone(), s);
                         }
                         false
                     }
@@ -1327,11 +1292,7 @@ impl<'a> Lowering<'a> {
                         d.notes.push("calls can only reach labels of the same kernel".into());
                     }
                     if let Some(s) = suggestion {
-                        d.suggestion = Some(wave_diag::Suggestion {
-                            message: format!("did you mean `{s}`?"),
-                            span: span.clone(),
-                            replacement: s,
-                        });
+                        d.suggest_replacement(span.clone(), &s);
                     }
                 }
             }

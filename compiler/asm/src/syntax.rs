@@ -501,22 +501,23 @@ impl<'a> Walker<'a> {
                 let offset = node.child_by_field_name("offset").map(|o| {
                     let negative = (0..node.child_count())
                         .any(|i| node.child(i).is_some_and(|c| c.kind() == "-"));
-                    let t = self.text(o);
-                    let value = if negative {
-                        match t.strip_prefix('-') {
-                            Some(rest) => rest.to_owned(),
-                            None => format!("-{t}"),
-                        }
-                    } else {
-                        t.to_owned()
-                    };
-                    (value, span(o))
+                    (signed_offset(negative, self.text(o)), span(o))
                 });
                 OperandKind::Memory { base: Box::new(base), offset }
             }
             _ => return None,
         };
         Some(Operand { kind, span: span(node) })
+    }
+}
+
+/// The value of a memory offset written after `+` or `-` (`[r1 - 4]` is `-4`, `[r1 - -4]`
+/// is `4`).
+pub(crate) fn signed_offset(negative: bool, literal: &str) -> String {
+    match (negative, literal.strip_prefix('-')) {
+        (false, _) => literal.to_owned(),
+        (true, Some(rest)) => rest.to_owned(),
+        (true, None) => format!("-{literal}"),
     }
 }
 

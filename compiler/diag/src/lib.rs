@@ -99,6 +99,15 @@ impl Diagnostic {
         self
     }
 
+    /// Suggests `replacement` for the text at `span`, as "did you mean `replacement`?".
+    pub fn suggest_replacement(&mut self, span: Span, replacement: &str) {
+        self.suggestion = Some(Suggestion {
+            message: format!("did you mean `{replacement}`?"),
+            span,
+            replacement: replacement.to_owned(),
+        });
+    }
+
     /// Whether this is an error.
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
