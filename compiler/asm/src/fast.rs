@@ -26,6 +26,10 @@ const RESERVED: [&str; 5] = ["if", "else", "endif", "loop", "endloop"];
 
 /// Parses a well-formed file; `None` when tree-sitter must decide.
 pub fn parse(text: &str) -> Option<Parsed> {
+    // tree-sitter's lexer reads a NUL byte as the end of input, even inside a comment.
+    if text.as_bytes().contains(&0) {
+        return None;
+    }
     let mut parsed = Parsed::default();
     let mut blocks: Vec<Block> = Vec::new();
     let mut in_kernel = false;

@@ -367,6 +367,13 @@ fn same_as_tree_sitter(text: &str) -> bool {
 }
 
 #[test]
+fn fast_parser_agrees_with_tree_sitter_on_fuzz_findings() {
+    // A NUL byte ends tree-sitter's input, even inside a comment.
+    same_as_tree_sitter("; \0.c[; ");
+    same_as_tree_sitter(".kernel k\n    halt ; \0 x\n.end\n");
+}
+
+#[test]
 fn fast_parser_agrees_with_tree_sitter_on_samples_and_their_prefixes() {
     for (name, text) in SAMPLES {
         assert!(same_as_tree_sitter(text), "{name} should take the fast path");
@@ -430,6 +437,8 @@ const SOUP: &[&str] = &[
     "iadd r1, [r2]",
     "call f",
     "f:",
+    "; nul \0 here",
+    "halt\0",
 ];
 
 proptest! {
