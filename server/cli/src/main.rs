@@ -1,14 +1,15 @@
 //! The `wave` command line: one binary, subcommands in the style of cargo.
 //!
 //! Exit status (spec/testcase.md): 0 on success, 1 when the input is wrong (diagnostics are
-//! printed like rustc's), 2 for bad usage. Subcommands of later stages of the toolchain
-//! (`run`, `test`, `emit`, `compile`, `lsp`, `dap`) are added by the crates that implement
-//! them; nothing here pretends to do work it does not do.
+//! printed like rustc's, traps with their location) or a test fails, 2 for bad usage.
+//! Subcommands of later stages of the toolchain (`emit`, `compile`, `lsp`, `dap`) are added
+//! by the crates that implement them; nothing here pretends to do work it does not do.
 
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "a command line prints")]
 
 mod info;
 mod report;
+mod run;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -60,6 +61,14 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Run a kernel in the emulator (a .wave, .wbin or case .toml file).
+    Run(run::RunArgs),
+    /// Run test cases (files or folders, recursively); ends with `N passed, N failed`.
+    Test {
+        /// Case files or folders.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
     /// Section 7 constants and capabilities of a target; with FILE, each kernel's occupancy.
     Info {
         /// A .wave or .wbin file.
@@ -104,6 +113,8 @@ fn main() -> ExitCode {
         Command::Disasm { file } => disasm(&file),
         Command::Check { files, deny_warnings } => check(&reporter, &files, deny_warnings),
         Command::Fmt { files, check } => fmt(&reporter, &files, check),
+        Command::Run(args) => run::run(&reporter, args),
+        Command::Test { paths } => run::test(&paths),
         Command::Info { file, target, workgroup, list_targets } => {
             info::run(&reporter, file.as_deref(), &target, workgroup.as_deref(), list_targets)
         }

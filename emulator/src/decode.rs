@@ -1,0 +1,461 @@
+//! Decoding a kernel once into the interpreter's form.
+//!
+//! Every instruction of the kernel becomes one [`Op`] indexed by instruction number (not byte
+//! offset): register operands are resolved to rows of the wave's register file, immediates
+//! become extra constant rows (so every ALU form is register-register in the interpreter),
+//! and structured control flow gets its matching targets (`if` → its `else` or `endif`,
+//! `else` → `endif`, `loop` → `endloop`, `break`/`continue` → the innermost `endloop`,
+//! `call` → the callee's first instruction). A kernel whose blocks do not balance is refused
+//! here, before it runs.
+
+use wave_isa::{AtomicType, Inst, Modifier, Operand, info};
+use wave_wbin::{Kernel, Module};
+
+/// What an instruction does, with its sub-operation resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Code {
+    Iadd,
+    Isub,
+    Imul,
+    ImulHi,
+    Imad,
+    Idiv,
+    Imod,
+    Ineg,
+    Iabs,
+    Imin,
+    Imax,
+    Iclamp,
+    Umin,
+    Umax,
+    Fadd,
+    Fsub,
+    Fmul,
+    Fma,
+    Fdiv,
+    Fneg,
+    Fabs,
+    Fmin,
+    Fmax,
+    Fclamp,
+    Fsqrt,
+    Frsqrt,
+    Frcp,
+    Ffloor,
+    Fceil,
+    Fround,
+    Ftrunc,
+    Ffract,
+    Fsin,
+    Fcos,
+    Fexp2,
+    Flog2,
+    And,
+    Or,
+    Xor,
+    Not,
+    Shl,
+    Shr,
+    Sar,
+    Bitcount,
+    Bitfind,
+    Bitrev,
+    Bfe,
+    Bfi,
+    Icmp(u8),
+    Ucmp(u8),
+    Fcmp(u8),
+    Select,
+    Fsat,
+    LocalLoad(u8),
+    LocalStore(u8),
+    DeviceLoad(u8),
+    DeviceStore(u8),
+    /// Atomic op (0 add .. 8 cas), type, local memory.
+    Atomic(u8, AtomicType, bool),
+    Shuffle,
+    ShuffleUp,
+    ShuffleDown,
+    ShuffleXor,
+    Broadcast,
+    Ballot,
+    Any,
+    All,
+    PrefixSum,
+    Reduce(u8),
+    If,
+    Else,
+    Endif,
+    Loop,
+    Break,
+    Continue,
+    Endloop,
+    Call,
+    Return,
+    Barrier,
+    Fence,
+    Wait,
+    Halt,
+    CvtF32I32,
+    CvtF32U32,
+    CvtI32F32,
+    CvtU32F32,
+    CvtF32F16,
+    CvtF16F32,
+    CvtF32F64,
+    CvtF64F32,
+    Hadd,
+    Hsub,
+    Hmul,
+    Hma,
+    Hadd2,
+    Hmul2,
+    Hma2,
+    Dadd,
+    Dsub,
+    Dmul,
+    Dma,
+    Ddiv,
+    Dsqrt,
+    Mma,
+    Mov,
+    MovSpecial,
+    Nop,
+}
+
+/// One decoded instruction.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Op {
+    pub code: Code,
+    /// Destination row (register or predicate index).
+    pub rd: u16,
+    /// Source rows; immediates are constant rows.
+    pub rs1: u16,
+    pub rs2: u16,
+    pub rs3: u16,
+    pub rs4: u16,
+    /// Memory offset, or the raw modifier for half selects.
+    pub imm: i32,
+    /// Guard: predicate index and negation.
+    pub guard: Option<(u8, bool)>,
+    /// Predicate source (index, negate) for if/break/continue/select/votes.
+    pub pred: (u8, bool),
+    /// Control-flow target (instruction index), see the module docs.
+    pub target: u32,
+    /// Byte offset of the instruction in the module's code, for traps and traces.
+    pub pc: u32,
+}
+
+/// A decoded kernel.
+pub(crate) struct Program {
+    pub ops: Vec<Op>,
+    /// Registers the kernel declares (R).
+    pub registers: usize,
+    /// Constant rows: (row, value); rows start at `registers`.
+    pub constants: Vec<u32>,
+    /// Whether the kernel uses an instruction that needs CAP_MMA.
+    pub uses_mma: Option<u32>,
+}
+
+impl Program {
+    /// Rows in a wave's register file: R plus constant rows.
+    pub fn rows(&self) -> usize {
+        self.registers + self.constants.len()
+    }
+}
+
+/// Why a kernel cannot be decoded.
+pub(crate) struct DecodeFailure {
+    pub pc: u32,
+    pub message: String,
+}
+
+fn fail<T>(pc: u32, message: impl Into<String>) -> Result<T, DecodeFailure> {
+    Err(DecodeFailure { pc, message: message.into() })
+}
+
+pub(crate) fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeFailure> {
+    let insts: Vec<(u32, Inst)> = module.instructions(kernel).collect();
+    let registers = usize::from(kernel.registers.max(1));
+    let mut constants: Vec<u32> = Vec::new();
+    let constant_row = |value: u32, constants: &mut Vec<u32>| -> u16 {
+        match constants.iter().position(|c| *c == value) {
+            Some(i) => (registers + i) as u16,
+            None => {
+                constants.push(value);
+                (registers + constants.len() - 1) as u16
+            }
+        }
+    };
+    let mut ops = Vec::with_capacity(insts.len());
+    let mut uses_mma = None;
+    for &(pc, inst) in &insts {
+        let Some(op) = info(inst.opcode) else {
+            return fail(pc, format!("unknown opcode 0x{:02x}", inst.opcode));
+        };
+        let code = code_of(op.mnemonic, &inst)?;
+        if code == Code::Mma && uses_mma.is_none() {
+            uses_mma = Some(pc);
+        }
+        let ext = inst.ext.unwrap_or(0);
+        let mut decoded = Op {
+            code,
+            rd: inst.rd.into(),
+            rs1: inst.rs1.into(),
+            rs2: inst.rs2.into(),
+            rs3: (ext & 0xFF) as u16,
+            rs4: ((ext >> 8) & 0xFF) as u16,
+            imm: 0,
+            guard: inst.guard.map(|g| (g.predicate, g.negate)),
+            pred: (inst.modifier & 3, inst.modifier & 4 != 0),
+            target: 0,
+            pc,
+        };
+        for operand in op.operands {
+            match operand {
+                Operand::RegOrImm(_) if inst.has_immediate_source() => {
+                    decoded.rs2 = constant_row(ext, &mut constants);
+                }
+                Operand::Imm(_) => decoded.rs1 = constant_row(ext, &mut constants),
+                Operand::Address { offset: true } => decoded.imm = ext as i32,
+                _ => {}
+            }
+        }
+        if op.modifier == Modifier::Halves {
+            decoded.imm = i32::from(inst.modifier);
+        }
+        // Every register a form reads or writes must lie inside R.
+        for (slot_value, count) in registers_used(&inst) {
+            if usize::from(slot_value) + usize::from(count) > registers {
+                return fail(
+                    pc,
+                    format!(
+                        "`{}` uses r{} but the kernel declares {} registers",
+                        op.mnemonic,
+                        usize::from(slot_value) + usize::from(count) - 1,
+                        registers
+                    ),
+                );
+            }
+        }
+        if code == Code::Call {
+            match insts.binary_search_by_key(&ext, |(pc, _)| *pc) {
+                Ok(index) => decoded.target = index as u32,
+                Err(_) => return fail(pc, format!("call target {ext} is not an instruction")),
+            }
+        }
+        ops.push(decoded);
+    }
+    link_blocks(&mut ops)?;
+    Ok(Program { ops, registers, constants, uses_mma })
+}
+
+fn registers_used(inst: &Inst) -> Vec<(u8, u8)> {
+    let Some(op) = inst.info() else { return Vec::new() };
+    let mut used = Vec::new();
+    for operand in op.operands {
+        match operand {
+            Operand::Reg { slot, .. } => used.push((
+                inst.register(*slot),
+                wave_isa::operand_registers(op, operand, inst.modifier),
+            )),
+            Operand::RegOrImm(_) if !inst.has_immediate_source() => used.push((inst.rs2, 1)),
+            Operand::Address { .. } => used.push((inst.rs1, 1)),
+            _ => {}
+        }
+    }
+    used
+}
+
+/// Matches structured control flow and fills in targets.
+fn link_blocks(ops: &mut [Op]) -> Result<(), DecodeFailure> {
+    #[derive(Clone, Copy)]
+    enum Open {
+        If(usize),
+        Else(usize, usize),
+        Loop(usize),
+    }
+    let mut stack: Vec<Open> = Vec::new();
+    let mut loop_members: Vec<Vec<usize>> = Vec::new();
+    for i in 0..ops.len() {
+        let pc = ops[i].pc;
+        match ops[i].code {
+            Code::If => stack.push(Open::If(i)),
+            Code::Else => match stack.pop() {
+                Some(Open::If(at)) => {
+                    ops[at].target = i as u32;
+                    stack.push(Open::Else(at, i));
+                }
+                _ => return fail(pc, "`else` without a matching `if`"),
+            },
+            Code::Endif => match stack.pop() {
+                Some(Open::If(at)) => ops[at].target = i as u32,
+                Some(Open::Else(_, else_at)) => ops[else_at].target = i as u32,
+                _ => return fail(pc, "`endif` without a matching `if`"),
+            },
+            Code::Loop => {
+                stack.push(Open::Loop(i));
+                loop_members.push(Vec::new());
+            }
+            Code::Break | Code::Continue => {
+                if !stack.iter().any(|o| matches!(o, Open::Loop(_))) {
+                    return fail(pc, "`break` or `continue` outside a loop");
+                }
+                if let Some(members) = loop_members.last_mut() {
+                    members.push(i);
+                }
+            }
+            Code::Endloop => match stack.pop() {
+                Some(Open::Loop(at)) => {
+                    ops[at].target = i as u32;
+                    ops[i].target = at as u32;
+                    for member in loop_members.pop().unwrap_or_default() {
+                        ops[member].target = i as u32;
+                    }
+                }
+                _ => return fail(pc, "`endloop` without a matching `loop`"),
+            },
+            _ => {}
+        }
+    }
+    match stack.last() {
+        Some(Open::If(at) | Open::Else(at, _) | Open::Loop(at)) => {
+            fail(ops[*at].pc, "this block is never closed")
+        }
+        None => Ok(()),
+    }
+}
+
+fn code_of(mnemonic: &str, inst: &Inst) -> Result<Code, DecodeFailure> {
+    let m = inst.modifier;
+    Ok(match mnemonic {
+        "iadd" => Code::Iadd,
+        "isub" => Code::Isub,
+        "imul" => Code::Imul,
+        "imul_hi" => Code::ImulHi,
+        "imad" => Code::Imad,
+        "idiv" => Code::Idiv,
+        "imod" => Code::Imod,
+        "ineg" => Code::Ineg,
+        "iabs" => Code::Iabs,
+        "imin" => Code::Imin,
+        "imax" => Code::Imax,
+        "iclamp" => Code::Iclamp,
+        "umin" => Code::Umin,
+        "umax" => Code::Umax,
+        "fadd" => Code::Fadd,
+        "fsub" => Code::Fsub,
+        "fmul" => Code::Fmul,
+        "fma" => Code::Fma,
+        "fdiv" => Code::Fdiv,
+        "fneg" => Code::Fneg,
+        "fabs" => Code::Fabs,
+        "fmin" => Code::Fmin,
+        "fmax" => Code::Fmax,
+        "fclamp" => Code::Fclamp,
+        "fsqrt" => Code::Fsqrt,
+        "frsqrt" => Code::Frsqrt,
+        "frcp" => Code::Frcp,
+        "fround" => [Code::Ffloor, Code::Fceil, Code::Fround, Code::Ftrunc][usize::from(m & 3)],
+        "ffract" => Code::Ffract,
+        "ftransc" => [Code::Fsin, Code::Fcos, Code::Fexp2, Code::Flog2][usize::from(m & 3)],
+        "and" => Code::And,
+        "or" => Code::Or,
+        "xor" => Code::Xor,
+        "not" => Code::Not,
+        "shift" => [Code::Shl, Code::Shr, Code::Sar, Code::Sar][usize::from(m & 3)],
+        "bitop" => [Code::Bitcount, Code::Bitfind, Code::Bitrev, Code::Bitrev][usize::from(m & 3)],
+        "bfe" => Code::Bfe,
+        "bfi" => Code::Bfi,
+        "icmp" => Code::Icmp(m),
+        "ucmp" => Code::Ucmp(m),
+        "fcmp" => Code::Fcmp(m),
+        "select" => Code::Select,
+        "fsat" => Code::Fsat,
+        "local_load" => Code::LocalLoad(m),
+        "local_store" => Code::LocalStore(m),
+        "device_load" => Code::DeviceLoad(m),
+        "device_store" => Code::DeviceStore(m),
+        "wave_shuffle" | "wave_shuffle_idx" => Code::Shuffle,
+        "wave_shuffle_up" => Code::ShuffleUp,
+        "wave_shuffle_down" => Code::ShuffleDown,
+        "wave_shuffle_xor" => Code::ShuffleXor,
+        "wave_broadcast" => Code::Broadcast,
+        "wave_ballot" => Code::Ballot,
+        "wave_any" => Code::Any,
+        "wave_all" => Code::All,
+        "wave_prefix_sum" => Code::PrefixSum,
+        "wave_reduce" => Code::Reduce(m.wrapping_sub(8)),
+        "if" => Code::If,
+        "else" => Code::Else,
+        "endif" => Code::Endif,
+        "loop" => Code::Loop,
+        "break" => Code::Break,
+        "continue" => Code::Continue,
+        "endloop" => Code::Endloop,
+        "call" => Code::Call,
+        "return" => Code::Return,
+        "barrier" => Code::Barrier,
+        "fence" => Code::Fence,
+        "wait" => Code::Wait,
+        "halt" => Code::Halt,
+        "cvt_f32_i32" => Code::CvtF32I32,
+        "cvt_f32_u32" => Code::CvtF32U32,
+        "cvt_i32_f32" => Code::CvtI32F32,
+        "cvt_u32_f32" => Code::CvtU32F32,
+        "cvt_f32_f16" => Code::CvtF32F16,
+        "cvt_f16_f32" => Code::CvtF16F32,
+        "cvt_f32_f64" => Code::CvtF32F64,
+        "cvt_f64_f32" => Code::CvtF64F32,
+        "hadd" => Code::Hadd,
+        "hsub" => Code::Hsub,
+        "hmul" => Code::Hmul,
+        "hma" => Code::Hma,
+        "hadd2" => Code::Hadd2,
+        "hmul2" => Code::Hmul2,
+        "hma2" => Code::Hma2,
+        "dadd" => Code::Dadd,
+        "dsub" => Code::Dsub,
+        "dmul" => Code::Dmul,
+        "dma" => Code::Dma,
+        "ddiv" => Code::Ddiv,
+        "dsqrt" => Code::Dsqrt,
+        "mma_f16_f32" | "mma_bf16_f32" | "mma_f32_f32" => Code::Mma,
+        "mov" | "mov_imm" => Code::Mov,
+        "mov_special" => Code::MovSpecial,
+        "nop" => Code::Nop,
+        other => {
+            let atomic = [
+                "atomic_add",
+                "atomic_sub",
+                "atomic_min",
+                "atomic_max",
+                "atomic_and",
+                "atomic_or",
+                "atomic_xor",
+                "atomic_exchange",
+                "atomic_cas",
+            ];
+            match atomic.iter().position(|a| *a == other) {
+                Some(i) => Code::Atomic(
+                    i as u8,
+                    AtomicType::from_bits(m & 7).unwrap_or(AtomicType::U32),
+                    m & 8 != 0,
+                ),
+                None => return fail(0, format!("the emulator has no semantics for `{other}`")),
+            }
+        }
+    })
+}
+
+/// Whether an op's category is memory (for statistics).
+pub(crate) fn is_memory(code: Code) -> bool {
+    matches!(
+        code,
+        Code::LocalLoad(_)
+            | Code::LocalStore(_)
+            | Code::DeviceLoad(_)
+            | Code::DeviceStore(_)
+            | Code::Atomic(..)
+    )
+}

@@ -1,0 +1,1259 @@
+//! The interpreter: workgroups, waves, masks and every instruction's semantics.
+//!
+//! Invariants of a wave's control state:
+//! - `alive` holds the lanes that exist and have not halted; `active` ⊆ `alive`.
+//! - Each frame remembers the lanes to restore when its block ends. A lane that leaves early
+//!   (break, continue, return, halt) is removed from every frame it jumps over, so no `endif`
+//!   can bring it back before its time: that is what makes `break` inside an `if` take effect
+//!   in the same iteration.
+//! - When `active` becomes empty the wave jumps to the instruction that ends the innermost
+//!   frame (`else`, `endif`, `endloop`, or the return of a call), which restores lanes.
+
+use wave_isa::AtomicType;
+use wave_wbin::{Kernel, Module};
+
+use crate::decode::{Code, Op, Program, decode, is_memory};
+use crate::{Dispatch, Outcome, Trap};
+
+/// Counters of one run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Wave-instructions executed.
+    pub instructions: u64,
+    /// Lane-operations: active lanes summed over executed instructions.
+    pub lane_ops: u64,
+    /// Wave-instructions by class: ALU, memory, wave operations, control flow.
+    pub by_class: [u64; 4],
+    /// Times a wave waited at a barrier.
+    pub barrier_waits: u64,
+    /// Bytes read from and written to device memory.
+    pub device_bytes: [u64; 2],
+    /// Bytes read from and written to local memory.
+    pub local_bytes: [u64; 2],
+    /// Workgroups run.
+    pub workgroups: u64,
+    /// W of the run, for utilisation.
+    pub wave_width: u32,
+}
+
+impl Stats {
+    /// Active lanes per executed instruction, as a fraction of W.
+    pub fn utilisation(&self) -> f64 {
+        if self.instructions == 0 {
+            return 0.0;
+        }
+        self.lane_ops as f64 / (self.instructions as f64 * f64::from(self.wave_width.max(1)))
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Frame {
+    If { saved: u64, else_mask: u64, at: u32 },
+    Loop { saved: u64, cont: u64, at: u32 },
+    Call { saved: u64, ret: u32 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Running,
+    AtBarrier,
+    Done,
+}
+
+struct Wave {
+    id: u32,
+    regs: Vec<u32>,
+    preds: [u64; 4],
+    active: u64,
+    alive: u64,
+    pc: usize,
+    frames: Vec<Frame>,
+    state: State,
+    /// Per-lane thread ids x, y, z.
+    tid: [[u32; 64]; 3],
+}
+
+struct Exec<'a> {
+    module: &'a Module,
+    kernel: &'a Kernel,
+    prog: &'a Program,
+    w: usize,
+    full: u64,
+    device: &'a mut [u8],
+    local: Vec<u8>,
+    steps: u64,
+    max_steps: u64,
+    max_call_depth: usize,
+    stats: Stats,
+    wg_id: [u32; 3],
+    wg_size: [u32; 3],
+    grid: [u32; 3],
+    num_waves: u32,
+    trace: Option<Vec<String>>,
+}
+
+fn dispatch_error(kernel: &str, message: String) -> Trap {
+    Trap {
+        message: format!("invalid dispatch: {message}"),
+        kernel: kernel.to_owned(),
+        pc: None,
+        line: None,
+        workgroup: None,
+        wave: None,
+        lane: None,
+    }
+}
+
+pub(crate) fn run(
+    module: &Module,
+    dispatch: &Dispatch,
+    device: &mut [u8],
+) -> Result<Outcome, Trap> {
+    let kernel = match &dispatch.kernel {
+        Some(name) => match module.kernel(name) {
+            Some((_, k)) => k,
+            None => {
+                let names: Vec<&str> = module.kernels.iter().map(|k| k.name.as_str()).collect();
+                return Err(dispatch_error(
+                    name,
+                    format!("no kernel `{name}`; the module has {}", names.join(", ")),
+                ));
+            }
+        },
+        None => match module.kernels.as_slice() {
+            [only] => only,
+            [] => return Err(dispatch_error("", "the module has no kernel".into())),
+            many => {
+                let names: Vec<&str> = many.iter().map(|k| k.name.as_str()).collect();
+                return Err(dispatch_error(
+                    "",
+                    format!("the module has several kernels ({}); name one", names.join(", ")),
+                ));
+            }
+        },
+    };
+    let name = kernel.name.as_str();
+    let mut outcome = Outcome::default();
+    let w = dispatch.wave_width;
+    if !crate::WAVE_WIDTHS.contains(&w) {
+        return Err(dispatch_error(name, format!("wave width {w} is not one of 4, 8, 16, 32, 64")));
+    }
+    if w == 4 {
+        outcome.warnings.push(
+            "wave width 4 is below the spec minimum WAVE_WIDTH = 8 (accepted for programs written for the reference toolchain)".into(),
+        );
+    }
+    let limits = crate::profile().constants;
+    let wg_size = match dispatch.workgroup.or(kernel.workgroup_size) {
+        Some(s) => s,
+        None => {
+            return Err(dispatch_error(
+                name,
+                "no workgroup size: the kernel declares no `.workgroup_size` and the dispatch gives none".into(),
+            ));
+        }
+    };
+    let threads = wg_size.iter().map(|&d| u64::from(d)).product::<u64>();
+    if wg_size.contains(&0) || dispatch.grid.contains(&0) {
+        return Err(dispatch_error(
+            name,
+            "grid and workgroup dimensions must be at least 1".into(),
+        ));
+    }
+    if threads > u64::from(limits.max_workgroup_size) {
+        return Err(dispatch_error(
+            name,
+            format!(
+                "{threads} threads per workgroup exceed MAX_WORKGROUP_SIZE = {}",
+                limits.max_workgroup_size
+            ),
+        ));
+    }
+    if kernel.local_memory > limits.local_memory_size {
+        return Err(dispatch_error(
+            name,
+            format!(
+                "{} bytes of local memory exceed LOCAL_MEMORY_SIZE = {}",
+                kernel.local_memory, limits.local_memory_size
+            ),
+        ));
+    }
+    // Arguments by name: every parameter needs one, and no unknown names.
+    let mut args = Vec::with_capacity(kernel.params.len());
+    for p in &kernel.params {
+        match dispatch.args.iter().find(|(n, _)| *n == p.name) {
+            Some((_, v)) => args.push(*v),
+            None => {
+                return Err(dispatch_error(
+                    name,
+                    format!("missing argument for parameter `{}` ({})", p.name, p.ty.name()),
+                ));
+            }
+        }
+    }
+    for (n, _) in &dispatch.args {
+        if !kernel.params.iter().any(|p| p.name == *n) {
+            let known: Vec<&str> = kernel.params.iter().map(|p| p.name.as_str()).collect();
+            return Err(dispatch_error(
+                name,
+                format!(
+                    "kernel `{name}` has no parameter `{n}` (parameters: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+    }
+    let prog = decode(module, kernel).map_err(|f| Trap {
+        message: format!("invalid kernel: {}", f.message),
+        kernel: name.to_owned(),
+        pc: Some(f.pc),
+        line: module.line_at(f.pc).map(|l| l.line),
+        workgroup: None,
+        wave: None,
+        lane: None,
+    })?;
+    if let Some(pc) = prog.uses_mma {
+        return Err(Trap {
+            message: "CAP_MMA is not supported by the emulator: matrix multiply-accumulate instructions cannot run".into(),
+            kernel: name.to_owned(),
+            pc: Some(pc),
+            line: module.line_at(pc).map(|l| l.line),
+            workgroup: None,
+            wave: None,
+            lane: None,
+        });
+    }
+    let w = w as usize;
+    let mut exec = Exec {
+        module,
+        kernel,
+        prog: &prog,
+        w,
+        full: if w == 64 { u64::MAX } else { (1u64 << w) - 1 },
+        device,
+        local: vec![0; kernel.local_memory as usize],
+        steps: 0,
+        max_steps: dispatch.max_steps,
+        max_call_depth: limits.max_call_depth as usize,
+        stats: Stats { wave_width: w as u32, ..Stats::default() },
+        wg_id: [0; 3],
+        wg_size,
+        grid: dispatch.grid,
+        num_waves: threads.div_ceil(w as u64) as u32,
+        trace: dispatch.trace.then(Vec::new),
+    };
+    for z in 0..dispatch.grid[2] {
+        for y in 0..dispatch.grid[1] {
+            for x in 0..dispatch.grid[0] {
+                exec.wg_id = [x, y, z];
+                exec.workgroup(&args)?;
+            }
+        }
+    }
+    outcome.stats = exec.stats;
+    outcome.trace = exec.trace.unwrap_or_default();
+    Ok(outcome)
+}
+
+/// Iterates the set bits of a mask.
+fn lanes(mask: u64) -> impl Iterator<Item = usize> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        if m == 0 {
+            return None;
+        }
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        Some(l)
+    })
+}
+
+fn f(x: u32) -> f32 {
+    f32::from_bits(x)
+}
+
+fn bits(x: f32) -> u32 {
+    x.to_bits()
+}
+
+fn fmin(a: f32, b: f32) -> f32 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() {
+        a
+    } else if a == b {
+        // -0.0 is smaller than +0.0.
+        if a.is_sign_negative() { a } else { b }
+    } else if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+fn fmax(a: f32, b: f32) -> f32 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() {
+        a
+    } else if a == b {
+        if a.is_sign_positive() { a } else { b }
+    } else if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+fn half_of(x: u32, hi: bool) -> f64 {
+    let h = if hi { (x >> 16) as u16 } else { x as u16 };
+    half::f16::from_bits(h).to_f64()
+}
+
+fn set_half(old: u32, hi: bool, value: f64) -> u32 {
+    let h = u32::from(half::f16::from_f64(value).to_bits());
+    if hi { (old & 0xFFFF) | (h << 16) } else { (old & 0xFFFF_0000) | h }
+}
+
+impl Exec<'_> {
+    fn trap(
+        &self,
+        wave: Option<&Wave>,
+        op: Option<&Op>,
+        lane: Option<usize>,
+        message: String,
+    ) -> Trap {
+        let pc = op.map(|o| o.pc);
+        Trap {
+            message,
+            kernel: self.kernel.name.clone(),
+            pc,
+            line: pc.and_then(|pc| self.module.line_at(pc)).map(|l| l.line),
+            workgroup: Some(self.wg_id),
+            wave: wave.map(|w| w.id),
+            lane: lane.map(|l| l as u32),
+        }
+    }
+
+    fn workgroup(&mut self, args: &[u32]) -> Result<(), Trap> {
+        self.stats.workgroups += 1;
+        self.local.fill(0);
+        let w = self.w;
+        let [sx, sy, _] = self.wg_size;
+        let threads = self.wg_size.iter().product::<u32>() as usize;
+        let rows = self.prog.rows();
+        let mut waves: Vec<Wave> = (0..self.num_waves)
+            .map(|id| {
+                let mut tid = [[0u32; 64]; 3];
+                let mut alive = 0u64;
+                // Lanes past the workgroup's threads (a partial last wave) never run.
+                let first = id as usize * w;
+                for (lane, t) in (first..(first + w).min(threads)).enumerate() {
+                    alive |= 1 << lane;
+                    let t = t as u32;
+                    tid[0][lane] = t % sx;
+                    tid[1][lane] = (t / sx) % sy;
+                    tid[2][lane] = t / (sx * sy);
+                }
+                let mut regs = vec![0u32; rows * w];
+                for (r, value) in args.iter().enumerate() {
+                    regs[r * w..r * w + w].fill(*value);
+                }
+                for (i, value) in self.prog.constants.iter().enumerate() {
+                    let r = self.prog.registers + i;
+                    regs[r * w..r * w + w].fill(*value);
+                }
+                Wave {
+                    id,
+                    regs,
+                    preds: [0; 4],
+                    active: alive,
+                    alive,
+                    pc: 0,
+                    frames: Vec::new(),
+                    state: if alive == 0 { State::Done } else { State::Running },
+                    tid,
+                }
+            })
+            .collect();
+        loop {
+            for wave in waves.iter_mut() {
+                if wave.state == State::Running {
+                    self.run_wave(wave)?;
+                }
+            }
+            let waiting = waves.iter().filter(|w| w.state == State::AtBarrier).count();
+            if waiting == 0 {
+                return Ok(());
+            }
+            if waves.iter().any(|w| w.state == State::Done) {
+                let mut at = Vec::new();
+                for wave in &waves {
+                    let op = self.prog.ops.get(wave.pc.saturating_sub(1));
+                    let line = op.and_then(|o| self.module.line_at(o.pc)).map(|l| l.line);
+                    let place = match (wave.state, op, line) {
+                        (State::Done, _, _) => "finished".to_owned(),
+                        (_, Some(o), Some(l)) => {
+                            format!("waits at the barrier at pc 0x{:x} (line {l})", o.pc)
+                        }
+                        (_, Some(o), None) => format!("waits at the barrier at pc 0x{:x}", o.pc),
+                        _ => "waits".to_owned(),
+                    };
+                    at.push(format!("wave {} {place}", wave.id));
+                }
+                return Err(Trap {
+                    message: format!(
+                        "deadlock: {waiting} of {} waves wait at a barrier that finished waves can never reach ({})",
+                        waves.len(),
+                        at.join("; ")
+                    ),
+                    kernel: self.kernel.name.clone(),
+                    pc: None,
+                    line: None,
+                    workgroup: Some(self.wg_id),
+                    wave: None,
+                    lane: None,
+                });
+            }
+            for wave in waves.iter_mut() {
+                if wave.state == State::AtBarrier {
+                    wave.state = State::Running;
+                }
+            }
+        }
+    }
+
+    /// Removes `lanes` from the frames above index `floor` (exclusive).
+    fn retire(wave: &mut Wave, lanes_out: u64, floor: usize) {
+        for frame in wave.frames[floor..].iter_mut() {
+            match frame {
+                Frame::If { saved, else_mask, .. } => {
+                    *saved &= !lanes_out;
+                    *else_mask &= !lanes_out;
+                }
+                Frame::Loop { saved, cont, .. } => {
+                    *saved &= !lanes_out;
+                    *cont &= !lanes_out;
+                }
+                Frame::Call { saved, .. } => *saved &= !lanes_out,
+            }
+        }
+    }
+
+    /// With no active lane, jump to the instruction that ends the innermost frame.
+    fn settle(&self, wave: &mut Wave) {
+        if wave.active != 0 {
+            return;
+        }
+        match wave.frames.last().copied() {
+            None => wave.state = State::Done,
+            Some(Frame::If { at, .. }) => {
+                // The `if`'s target is its else or endif; an else's target is the endif. Both
+                // instructions restore the right lanes when executed.
+                let target = self.prog.ops[at as usize].target as usize;
+                let is_else = self.prog.ops[target].code == Code::Else;
+                wave.pc = if is_else && wave.pc <= target {
+                    target
+                } else {
+                    if is_else { self.prog.ops[target].target as usize } else { target }
+                };
+            }
+            Some(Frame::Loop { at, .. }) => wave.pc = self.prog.ops[at as usize].target as usize,
+            Some(Frame::Call { saved, ret }) => {
+                wave.frames.pop();
+                wave.active = saved & wave.alive;
+                wave.pc = ret as usize;
+                self.settle(wave);
+            }
+        }
+    }
+
+    fn run_wave(&mut self, wave: &mut Wave) -> Result<(), Trap> {
+        let w = self.w;
+        let ops = &self.prog.ops;
+        while wave.state == State::Running {
+            let Some(&op) = ops.get(wave.pc) else {
+                // Falling off the end halts the remaining lanes.
+                wave.state = State::Done;
+                return Ok(());
+            };
+            if self.steps >= self.max_steps {
+                return Err(self.trap(
+                    Some(wave),
+                    Some(&op),
+                    None,
+                    format!("instruction budget exceeded: {} wave-instructions (raise --max-steps if the kernel is meant to run longer)", self.max_steps),
+                ));
+            }
+            self.steps += 1;
+            let mask = match op.guard {
+                None => wave.active,
+                Some((p, false)) => wave.active & wave.preds[usize::from(p)],
+                Some((p, true)) => wave.active & !wave.preds[usize::from(p)],
+            };
+            self.stats.instructions += 1;
+            self.stats.lane_ops += u64::from(mask.count_ones());
+            if let Some(trace) = self.trace.as_mut() {
+                let mut text = String::new();
+                if let Some((_, inst)) =
+                    self.module.instructions(self.kernel).find(|(pc, _)| *pc == op.pc)
+                {
+                    wave_isa::write_inst(&inst, &mut text, &|_| None);
+                }
+                trace.push(format!(
+                    "wg({},{},{}) wave {} pc 0x{:04x} mask {:0width$b}  {text}",
+                    self.wg_id[0],
+                    self.wg_id[1],
+                    self.wg_id[2],
+                    wave.id,
+                    op.pc,
+                    mask.reverse_bits() >> (64 - w),
+                    width = w
+                ));
+            }
+            wave.pc += 1;
+            let class = if is_memory(op.code) {
+                1
+            } else if matches!(
+                op.code,
+                Code::Shuffle
+                    | Code::ShuffleUp
+                    | Code::ShuffleDown
+                    | Code::ShuffleXor
+                    | Code::Broadcast
+                    | Code::Ballot
+                    | Code::Any
+                    | Code::All
+                    | Code::PrefixSum
+                    | Code::Reduce(_)
+            ) {
+                2
+            } else if matches!(
+                op.code,
+                Code::If
+                    | Code::Else
+                    | Code::Endif
+                    | Code::Loop
+                    | Code::Break
+                    | Code::Continue
+                    | Code::Endloop
+                    | Code::Call
+                    | Code::Return
+                    | Code::Barrier
+                    | Code::Halt
+            ) {
+                3
+            } else {
+                0
+            };
+            self.stats.by_class[class] += 1;
+            self.step(wave, &op, mask)?;
+        }
+        Ok(())
+    }
+
+    fn row(&self, r: u16) -> std::ops::Range<usize> {
+        let start = usize::from(r) * self.w;
+        start..start + self.w
+    }
+
+    fn write_row(&self, wave: &mut Wave, rd: u16, out: &[u32; 64], mask: u64) {
+        let range = self.row(rd);
+        if mask == self.full {
+            wave.regs[range].copy_from_slice(&out[..self.w]);
+        } else {
+            let base = range.start;
+            for l in lanes(mask) {
+                wave.regs[base + l] = out[l];
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn map1(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32) -> u32) {
+        let mut out = [0u32; 64];
+        let a = &wave.regs[self.row(op.rs1)];
+        for (o, &x) in out.iter_mut().zip(a) {
+            *o = f(x);
+        }
+        self.write_row(wave, op.rd, &out, mask);
+    }
+
+    #[inline(always)]
+    fn map2(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32, u32) -> u32) {
+        let mut out = [0u32; 64];
+        let a = &wave.regs[self.row(op.rs1)];
+        let b = &wave.regs[self.row(op.rs2)];
+        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+            *o = f(x, y);
+        }
+        self.write_row(wave, op.rd, &out, mask);
+    }
+
+    #[inline(always)]
+    fn map3(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32, u32, u32) -> u32) {
+        let mut out = [0u32; 64];
+        let a = &wave.regs[self.row(op.rs1)];
+        let b = &wave.regs[self.row(op.rs2)];
+        let c = &wave.regs[self.row(op.rs3)];
+        for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c) {
+            *o = f(x, y, z);
+        }
+        self.write_row(wave, op.rd, &out, mask);
+    }
+
+    /// Sets predicate `pd` in the lanes of `mask` from a per-lane test.
+    fn set_pred(&self, wave: &mut Wave, pd: u16, mask: u64, test: impl Fn(usize) -> bool) {
+        let mut value = 0u64;
+        for l in lanes(mask) {
+            if test(l) {
+                value |= 1 << l;
+            }
+        }
+        let p = &mut wave.preds[usize::from(pd & 3)];
+        *p = (*p & !mask) | value;
+    }
+
+    fn pair(&self, wave: &Wave, r: u16, l: usize) -> u64 {
+        let w = self.w;
+        let lo = wave.regs[usize::from(r) * w + l];
+        let hi = wave.regs[(usize::from(r) + 1) * w + l];
+        u64::from(lo) | (u64::from(hi) << 32)
+    }
+
+    fn set_pair(&self, wave: &mut Wave, r: u16, l: usize, v: u64) {
+        let w = self.w;
+        wave.regs[usize::from(r) * w + l] = v as u32;
+        wave.regs[(usize::from(r) + 1) * w + l] = (v >> 32) as u32;
+    }
+
+    fn map_f64(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(f64, f64, f64) -> f64) {
+        for l in lanes(mask) {
+            let a = f64::from_bits(self.pair(wave, op.rs1, l));
+            let b = f64::from_bits(self.pair(wave, op.rs2, l));
+            let c = f64::from_bits(self.pair(wave, op.rs3, l));
+            let v = f(a, b, c).to_bits();
+            self.set_pair(wave, op.rd, l, v);
+        }
+    }
+
+    fn reg(&self, wave: &Wave, r: u16, l: usize) -> u32 {
+        wave.regs[usize::from(r) * self.w + l]
+    }
+
+    /// The byte range of an access, or a trap.
+    fn address(
+        &self,
+        wave: &Wave,
+        op: &Op,
+        lane: usize,
+        base: u32,
+        size: usize,
+        local: bool,
+    ) -> Result<usize, Trap> {
+        let addr = i64::from(base) + i64::from(op.imm);
+        let len = if local { self.local.len() } else { self.device.len() };
+        if addr < 0 || addr as u64 + size as u64 > len as u64 {
+            let space = if local { "local" } else { "device" };
+            return Err(self.trap(
+                Some(wave),
+                Some(op),
+                Some(lane),
+                format!(
+                    "{space} memory out of bounds: {size}-byte access at address {addr} (0x{:x}); {space} memory is {len} bytes",
+                    addr as u64
+                ),
+            ));
+        }
+        Ok(addr as usize)
+    }
+
+    fn load(
+        &mut self,
+        wave: &mut Wave,
+        op: &Op,
+        mask: u64,
+        width: u8,
+        local: bool,
+    ) -> Result<(), Trap> {
+        let size = 1usize << width;
+        for l in lanes(mask) {
+            let at = self.address(wave, op, l, self.reg(wave, op.rs1, l), size, local)?;
+            let mem: &[u8] = if local { &self.local } else { self.device };
+            let bytes = &mem[at..at + size];
+            let mut words = [0u32; 4];
+            for (i, b) in bytes.iter().enumerate() {
+                words[i / 4] |= u32::from(*b) << (8 * (i % 4));
+            }
+            for (i, word) in words.iter().enumerate().take(size.div_ceil(4)) {
+                wave.regs[(usize::from(op.rd) + i) * self.w + l] = *word;
+            }
+        }
+        let n = u64::from(mask.count_ones()) * size as u64;
+        if local {
+            self.stats.local_bytes[0] += n
+        } else {
+            self.stats.device_bytes[0] += n
+        }
+        Ok(())
+    }
+
+    fn store(
+        &mut self,
+        wave: &mut Wave,
+        op: &Op,
+        mask: u64,
+        width: u8,
+        local: bool,
+    ) -> Result<(), Trap> {
+        let size = 1usize << width;
+        for l in lanes(mask) {
+            let at = self.address(wave, op, l, self.reg(wave, op.rs1, l), size, local)?;
+            let mut bytes = [0u8; 16];
+            for (i, b) in bytes.iter_mut().enumerate().take(size) {
+                let word = wave.regs[(usize::from(op.rs2) + i / 4) * self.w + l];
+                *b = (word >> (8 * (i % 4))) as u8;
+            }
+            let mem: &mut [u8] = if local { &mut self.local } else { self.device };
+            mem[at..at + size].copy_from_slice(&bytes[..size]);
+        }
+        let n = u64::from(mask.count_ones()) * size as u64;
+        if local {
+            self.stats.local_bytes[1] += n
+        } else {
+            self.stats.device_bytes[1] += n
+        }
+        Ok(())
+    }
+
+    fn atomic(
+        &mut self,
+        wave: &mut Wave,
+        op: &Op,
+        mask: u64,
+        kind: u8,
+        ty: AtomicType,
+        local: bool,
+    ) -> Result<(), Trap> {
+        let size = if ty.is_64() { 8 } else { 4 };
+        let at_op = Op { imm: 0, ..*op };
+        for l in lanes(mask) {
+            let at = self.address(wave, &at_op, l, self.reg(wave, op.rs1, l), size, local)?;
+            let value = if ty.is_64() {
+                self.pair(wave, op.rs2, l)
+            } else {
+                u64::from(self.reg(wave, op.rs2, l))
+            };
+            let compare = if ty.is_64() {
+                self.pair(wave, op.rs3, l)
+            } else {
+                u64::from(self.reg(wave, op.rs3, l))
+            };
+            let mem: &mut [u8] = if local { &mut self.local } else { self.device };
+            let mut raw = [0u8; 8];
+            raw[..size].copy_from_slice(&mem[at..at + size]);
+            let old = u64::from_le_bytes(raw);
+            let signed = matches!(ty, AtomicType::I32 | AtomicType::I64);
+            let sx = |v: u64| if size == 4 { i64::from(v as u32 as i32) } else { v as i64 };
+            let new = match kind {
+                0 if ty == AtomicType::F32 => {
+                    u64::from((f(old as u32) + f(value as u32)).to_bits())
+                }
+                0 => old.wrapping_add(value),
+                1 => old.wrapping_sub(value),
+                2 if signed => {
+                    if sx(value) < sx(old) {
+                        value
+                    } else {
+                        old
+                    }
+                }
+                2 => old.min(value),
+                3 if signed => {
+                    if sx(value) > sx(old) {
+                        value
+                    } else {
+                        old
+                    }
+                }
+                3 => old.max(value),
+                4 => old & value,
+                5 => old | value,
+                6 => old ^ value,
+                7 => value,
+                // cas: rs2 is the compare value, rs3 the new value.
+                _ => {
+                    if old == value {
+                        compare
+                    } else {
+                        old
+                    }
+                }
+            };
+            mem[at..at + size].copy_from_slice(&new.to_le_bytes()[..size]);
+            if op.rd != 0 {
+                if ty.is_64() {
+                    self.set_pair(wave, op.rd, l, old);
+                } else {
+                    wave.regs[usize::from(op.rd) * self.w + l] = old as u32;
+                }
+            }
+        }
+        let n = u64::from(mask.count_ones()) * size as u64;
+        if local {
+            self.stats.local_bytes[0] += n;
+            self.stats.local_bytes[1] += n;
+        } else {
+            self.stats.device_bytes[0] += n;
+            self.stats.device_bytes[1] += n;
+        }
+        Ok(())
+    }
+
+    fn pred_value(&self, wave: &Wave, (p, negate): (u8, bool)) -> u64 {
+        let v = wave.preds[usize::from(p & 3)];
+        if negate { !v } else { v }
+    }
+
+    fn innermost_loop(wave: &Wave) -> Option<usize> {
+        wave.frames.iter().rposition(|f| matches!(f, Frame::Loop { .. }))
+    }
+
+    fn step(&mut self, wave: &mut Wave, op: &Op, mask: u64) -> Result<(), Trap> {
+        let w = self.w;
+        match op.code {
+            Code::Iadd => self.map2(wave, op, mask, u32::wrapping_add),
+            Code::Isub => self.map2(wave, op, mask, u32::wrapping_sub),
+            Code::Imul => self.map2(wave, op, mask, u32::wrapping_mul),
+            Code::ImulHi => self.map2(wave, op, mask, |a, b| {
+                ((i64::from(a as i32) * i64::from(b as i32)) >> 32) as u32
+            }),
+            Code::Imad => self.map3(wave, op, mask, |a, b, c| a.wrapping_mul(b).wrapping_add(c)),
+            Code::Idiv => self.map2(wave, op, mask, |a, b| {
+                if b == 0 { u32::MAX } else { (a as i32).wrapping_div(b as i32) as u32 }
+            }),
+            Code::Imod => self.map2(wave, op, mask, |a, b| {
+                if b == 0 { a } else { (a as i32).wrapping_rem(b as i32) as u32 }
+            }),
+            Code::Ineg => self.map1(wave, op, mask, |a| (a as i32).wrapping_neg() as u32),
+            Code::Iabs => self.map1(wave, op, mask, |a| (a as i32).wrapping_abs() as u32),
+            Code::Imin => self.map2(wave, op, mask, |a, b| (a as i32).min(b as i32) as u32),
+            Code::Imax => self.map2(wave, op, mask, |a, b| (a as i32).max(b as i32) as u32),
+            Code::Iclamp => self
+                .map3(wave, op, mask, |a, lo, hi| (a as i32).max(lo as i32).min(hi as i32) as u32),
+            Code::Umin => self.map2(wave, op, mask, u32::min),
+            Code::Umax => self.map2(wave, op, mask, u32::max),
+            Code::Fadd => self.map2(wave, op, mask, |a, b| bits(f(a) + f(b))),
+            Code::Fsub => self.map2(wave, op, mask, |a, b| bits(f(a) - f(b))),
+            Code::Fmul => self.map2(wave, op, mask, |a, b| bits(f(a) * f(b))),
+            Code::Fma => self.map3(wave, op, mask, |a, b, c| bits(f(a).mul_add(f(b), f(c)))),
+            Code::Fdiv => self.map2(wave, op, mask, |a, b| bits(f(a) / f(b))),
+            Code::Fneg => self.map1(wave, op, mask, |a| a ^ 0x8000_0000),
+            Code::Fabs => self.map1(wave, op, mask, |a| a & 0x7FFF_FFFF),
+            Code::Fmin => self.map2(wave, op, mask, |a, b| bits(fmin(f(a), f(b)))),
+            Code::Fmax => self.map2(wave, op, mask, |a, b| bits(fmax(f(a), f(b)))),
+            Code::Fclamp => {
+                self.map3(wave, op, mask, |a, lo, hi| bits(fmin(fmax(f(a), f(lo)), f(hi))))
+            }
+            Code::Fsqrt => self.map1(wave, op, mask, |a| bits(f(a).sqrt())),
+            Code::Frsqrt => {
+                self.map1(wave, op, mask, |a| bits((1.0 / f64::from(f(a)).sqrt()) as f32))
+            }
+            Code::Frcp => self.map1(wave, op, mask, |a| bits(1.0 / f(a))),
+            Code::Ffloor => self.map1(wave, op, mask, |a| bits(f(a).floor())),
+            Code::Fceil => self.map1(wave, op, mask, |a| bits(f(a).ceil())),
+            Code::Fround => self.map1(wave, op, mask, |a| bits(f(a).round_ties_even())),
+            Code::Ftrunc => self.map1(wave, op, mask, |a| bits(f(a).trunc())),
+            Code::Ffract => self.map1(wave, op, mask, |a| bits(f(a) - f(a).floor())),
+            Code::Fsin => self.map1(wave, op, mask, |a| bits(f64::from(f(a)).sin() as f32)),
+            Code::Fcos => self.map1(wave, op, mask, |a| bits(f64::from(f(a)).cos() as f32)),
+            Code::Fexp2 => self.map1(wave, op, mask, |a| bits(f64::from(f(a)).exp2() as f32)),
+            Code::Flog2 => self.map1(wave, op, mask, |a| bits(f64::from(f(a)).log2() as f32)),
+            Code::And => self.map2(wave, op, mask, |a, b| a & b),
+            Code::Or => self.map2(wave, op, mask, |a, b| a | b),
+            Code::Xor => self.map2(wave, op, mask, |a, b| a ^ b),
+            Code::Not => self.map1(wave, op, mask, |a| !a),
+            Code::Shl => self.map2(wave, op, mask, |a, b| a << (b & 31)),
+            Code::Shr => self.map2(wave, op, mask, |a, b| a >> (b & 31)),
+            Code::Sar => self.map2(wave, op, mask, |a, b| ((a as i32) >> (b & 31)) as u32),
+            Code::Bitcount => self.map1(wave, op, mask, u32::count_ones),
+            Code::Bitfind => self
+                .map1(wave, op, mask, |a| if a == 0 { u32::MAX } else { 31 - a.leading_zeros() }),
+            Code::Bitrev => self.map1(wave, op, mask, u32::reverse_bits),
+            Code::Bfe => self.map3(wave, op, mask, |a, off, width| {
+                let width = (width & 0xFF).min(32);
+                let v = a >> (off & 31);
+                if width >= 32 { v } else { v & ((1u32 << width) - 1) }
+            }),
+            Code::Bfi => {
+                for l in lanes(mask) {
+                    let insert = self.reg(wave, op.rs1, l);
+                    let base = self.reg(wave, op.rs2, l);
+                    let off = self.reg(wave, op.rs3, l) & 31;
+                    let width = (self.reg(wave, op.rs4, l) & 0xFF).min(32);
+                    let field = if width >= 32 { u32::MAX } else { (1u32 << width) - 1 };
+                    let m = field.checked_shl(off).unwrap_or(0);
+                    let v = (base & !m) | (insert.checked_shl(off).unwrap_or(0) & m);
+                    wave.regs[usize::from(op.rd) * w + l] = v;
+                }
+            }
+            Code::Icmp(c) => {
+                let (a, b) = (self.row(op.rs1), self.row(op.rs2));
+                let regs = &wave.regs;
+                let (a, b): (Vec<i32>, Vec<i32>) = (
+                    regs[a].iter().map(|&x| x as i32).collect(),
+                    regs[b].iter().map(|&x| x as i32).collect(),
+                );
+                self.set_pred(wave, op.rd, mask, |l| match c {
+                    0 => a[l] == b[l],
+                    1 => a[l] != b[l],
+                    2 => a[l] < b[l],
+                    3 => a[l] <= b[l],
+                    4 => a[l] > b[l],
+                    _ => a[l] >= b[l],
+                });
+            }
+            Code::Ucmp(c) => {
+                let (a, b) =
+                    (wave.regs[self.row(op.rs1)].to_vec(), wave.regs[self.row(op.rs2)].to_vec());
+                self.set_pred(
+                    wave,
+                    op.rd,
+                    mask,
+                    |l| if c == 0 { a[l] < b[l] } else { a[l] <= b[l] },
+                );
+            }
+            Code::Fcmp(c) => {
+                let a: Vec<f32> = wave.regs[self.row(op.rs1)].iter().map(|&x| f(x)).collect();
+                let b: Vec<f32> = wave.regs[self.row(op.rs2)].iter().map(|&x| f(x)).collect();
+                self.set_pred(wave, op.rd, mask, |l| {
+                    let (x, y) = (a[l], b[l]);
+                    match c {
+                        0 => x == y,
+                        1 => x < y,
+                        2 => x <= y,
+                        3 => x > y,
+                        4 => x != y,
+                        5 => !x.is_nan() && !y.is_nan(),
+                        _ => x.is_nan() || y.is_nan(),
+                    }
+                });
+            }
+            Code::Select => {
+                let p = self.pred_value(wave, op.pred);
+                for l in lanes(mask) {
+                    let v = if p >> l & 1 == 1 {
+                        self.reg(wave, op.rs1, l)
+                    } else {
+                        self.reg(wave, op.rs2, l)
+                    };
+                    wave.regs[usize::from(op.rd) * w + l] = v;
+                }
+            }
+            Code::Fsat => self.map1(wave, op, mask, |a| {
+                let x = f(a);
+                bits(if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) })
+            }),
+            Code::LocalLoad(width) => self.load(wave, op, mask, width, true)?,
+            Code::LocalStore(width) => self.store(wave, op, mask, width, true)?,
+            Code::DeviceLoad(width) => self.load(wave, op, mask, width, false)?,
+            Code::DeviceStore(width) => self.store(wave, op, mask, width, false)?,
+            Code::Atomic(kind, ty, local) => self.atomic(wave, op, mask, kind, ty, local)?,
+            Code::Shuffle
+            | Code::ShuffleUp
+            | Code::ShuffleDown
+            | Code::ShuffleXor
+            | Code::Broadcast => {
+                let src = wave.regs[self.row(op.rs1)].to_vec();
+                let sel = wave.regs[self.row(op.rs2)].to_vec();
+                for l in lanes(mask) {
+                    let s = u64::from(sel[l]);
+                    let from = match op.code {
+                        Code::ShuffleUp => (l as u64).checked_sub(s),
+                        Code::ShuffleDown => Some(l as u64 + s),
+                        Code::ShuffleXor => Some(l as u64 ^ s),
+                        _ => Some(s),
+                    };
+                    let v = match from {
+                        Some(from) if from < w as u64 && mask >> from & 1 == 1 => {
+                            src[from as usize]
+                        }
+                        _ => src[l],
+                    };
+                    wave.regs[usize::from(op.rd) * w + l] = v;
+                }
+            }
+            Code::Ballot => {
+                let value = (self.pred_value(wave, op.pred) & mask) as u32;
+                for l in lanes(mask) {
+                    wave.regs[usize::from(op.rd) * w + l] = value;
+                }
+            }
+            Code::Any | Code::All => {
+                let p = self.pred_value(wave, op.pred) & mask;
+                let result = if op.code == Code::Any { p != 0 } else { p == mask };
+                self.set_pred(wave, op.rd, mask, |_| result);
+            }
+            Code::PrefixSum => {
+                let src = wave.regs[self.row(op.rs1)].to_vec();
+                let mut sum = 0u32;
+                for l in lanes(mask) {
+                    wave.regs[usize::from(op.rd) * w + l] = sum;
+                    sum = sum.wrapping_add(src[l]);
+                }
+            }
+            Code::Reduce(kind) => {
+                let src = wave.regs[self.row(op.rs1)].to_vec();
+                let mut values = lanes(mask).map(|l| src[l]);
+                let first = values.next();
+                if let Some(first) = first {
+                    let total = values.fold(first, |acc, v| match kind {
+                        0 => acc.wrapping_add(v),
+                        1 => (acc as i32).min(v as i32) as u32,
+                        2 => (acc as i32).max(v as i32) as u32,
+                        3 => acc & v,
+                        4 => acc | v,
+                        _ => acc ^ v,
+                    });
+                    for l in lanes(mask) {
+                        wave.regs[usize::from(op.rd) * w + l] = total;
+                    }
+                }
+            }
+            Code::If => {
+                let p = self.pred_value(wave, op.pred);
+                let taken = wave.active & p;
+                wave.frames.push(Frame::If {
+                    saved: wave.active,
+                    else_mask: wave.active & !p,
+                    at: (wave.pc - 1) as u32,
+                });
+                wave.active = taken;
+                if taken == 0 {
+                    // Skip the then-body: go to the else (which activates its lanes) or endif.
+                    wave.pc = op.target as usize;
+                }
+            }
+            Code::Else => {
+                if let Some(Frame::If { else_mask, .. }) = wave.frames.last().copied() {
+                    wave.active = else_mask;
+                    if else_mask == 0 {
+                        wave.pc = op.target as usize;
+                    }
+                }
+            }
+            Code::Endif => {
+                if let Some(Frame::If { saved, .. }) = wave.frames.pop() {
+                    wave.active = saved & wave.alive;
+                    self.settle(wave);
+                }
+            }
+            Code::Loop => {
+                wave.frames.push(Frame::Loop {
+                    saved: wave.active,
+                    cont: 0,
+                    at: (wave.pc - 1) as u32,
+                });
+            }
+            Code::Break | Code::Continue => {
+                let m = wave.active & self.pred_value(wave, op.pred);
+                if m != 0 {
+                    let Some(at) = Self::innermost_loop(wave) else {
+                        return Err(self.trap(
+                            Some(wave),
+                            Some(op),
+                            None,
+                            "invalid kernel: `break` outside a loop".into(),
+                        ));
+                    };
+                    Self::retire(wave, m, at + 1);
+                    if op.code == Code::Continue
+                        && let Frame::Loop { cont, .. } = &mut wave.frames[at]
+                    {
+                        *cont |= m;
+                    }
+                    wave.active &= !m;
+                    // Lanes still waiting in enclosing blocks of the loop body (an `else`
+                    // not yet run) get their turn; otherwise this ends at `endloop`.
+                    self.settle(wave);
+                }
+            }
+            Code::Endloop => {
+                let Some(Frame::Loop { saved, cont, at }) = wave.frames.last().copied() else {
+                    return Err(self.trap(
+                        Some(wave),
+                        Some(op),
+                        None,
+                        "invalid kernel: `endloop` without a loop".into(),
+                    ));
+                };
+                let again = (wave.active | cont) & wave.alive;
+                if again != 0 {
+                    wave.active = again;
+                    if let Some(Frame::Loop { cont, .. }) = wave.frames.last_mut() {
+                        *cont = 0;
+                    }
+                    wave.pc = at as usize + 1;
+                } else {
+                    wave.frames.pop();
+                    wave.active = saved & wave.alive;
+                    self.settle(wave);
+                }
+            }
+            Code::Call => {
+                let depth = wave.frames.iter().filter(|f| matches!(f, Frame::Call { .. })).count();
+                if depth >= self.max_call_depth {
+                    return Err(self.trap(
+                        Some(wave),
+                        Some(op),
+                        None,
+                        format!(
+                            "call depth exceeded: more than MAX_CALL_DEPTH = {} nested calls",
+                            self.max_call_depth
+                        ),
+                    ));
+                }
+                wave.frames.push(Frame::Call { saved: wave.active, ret: wave.pc as u32 });
+                wave.pc = op.target as usize;
+            }
+            Code::Return => {
+                let Some(at) = wave.frames.iter().rposition(|f| matches!(f, Frame::Call { .. }))
+                else {
+                    return Err(self.trap(
+                        Some(wave),
+                        Some(op),
+                        None,
+                        "`return` outside a function: no call is active".into(),
+                    ));
+                };
+                let m = wave.active;
+                Self::retire(wave, m, at + 1);
+                wave.active = 0;
+                // Lanes still waiting inside the function run on; when none are left, the
+                // call frame is reached and the call returns.
+                self.settle(wave);
+            }
+            Code::Barrier => {
+                if wave.active != wave.alive {
+                    return Err(self.trap(
+                        Some(wave),
+                        Some(op),
+                        None,
+                        format!(
+                            "barrier in divergent control flow: {} of {} live lanes reached it",
+                            wave.active.count_ones(),
+                            wave.alive.count_ones()
+                        ),
+                    ));
+                }
+                self.stats.barrier_waits += 1;
+                wave.state = State::AtBarrier;
+            }
+            Code::Fence | Code::Wait | Code::Nop => {}
+            Code::Halt => {
+                wave.alive &= !mask;
+                Self::retire(wave, mask, 0);
+                wave.active &= !mask;
+                self.settle(wave);
+            }
+            Code::CvtF32I32 => self.map1(wave, op, mask, |a| bits(a as i32 as f32)),
+            Code::CvtF32U32 => self.map1(wave, op, mask, |a| bits(a as f32)),
+            Code::CvtI32F32 => self.map1(wave, op, mask, |a| f(a) as i32 as u32),
+            Code::CvtU32F32 => self.map1(wave, op, mask, |a| f(a) as u32),
+            Code::CvtF32F16 => {
+                let hi = op.imm & 2 != 0;
+                self.map1(wave, op, mask, |a| bits(half_of(a, hi) as f32));
+            }
+            Code::CvtF16F32 => {
+                let hi = op.imm & 1 != 0;
+                for l in lanes(mask) {
+                    let v = f64::from(f(self.reg(wave, op.rs1, l)));
+                    let d = usize::from(op.rd) * w + l;
+                    wave.regs[d] = set_half(wave.regs[d], hi, v);
+                }
+            }
+            Code::CvtF32F64 => {
+                for l in lanes(mask) {
+                    let v = f64::from_bits(self.pair(wave, op.rs1, l)) as f32;
+                    wave.regs[usize::from(op.rd) * w + l] = bits(v);
+                }
+            }
+            Code::CvtF64F32 => {
+                for l in lanes(mask) {
+                    let v = f64::from(f(self.reg(wave, op.rs1, l)));
+                    self.set_pair(wave, op.rd, l, v.to_bits());
+                }
+            }
+            Code::Hadd | Code::Hsub | Code::Hmul | Code::Hma => {
+                let sel = op.imm;
+                for l in lanes(mask) {
+                    let a = half_of(self.reg(wave, op.rs1, l), sel & 2 != 0);
+                    let b = half_of(self.reg(wave, op.rs2, l), sel & 4 != 0);
+                    let v = match op.code {
+                        Code::Hadd => a + b,
+                        Code::Hsub => a - b,
+                        Code::Hmul => a * b,
+                        _ => a.mul_add(b, half_of(self.reg(wave, op.rs3, l), sel & 8 != 0)),
+                    };
+                    let d = usize::from(op.rd) * w + l;
+                    wave.regs[d] = set_half(wave.regs[d], sel & 1 != 0, v);
+                }
+            }
+            Code::Hadd2 | Code::Hmul2 | Code::Hma2 => {
+                for l in lanes(mask) {
+                    let (a, b, c) = (
+                        self.reg(wave, op.rs1, l),
+                        self.reg(wave, op.rs2, l),
+                        self.reg(wave, op.rs3, l),
+                    );
+                    let mut out = 0u32;
+                    for hi in [false, true] {
+                        let (x, y) = (half_of(a, hi), half_of(b, hi));
+                        let v = match op.code {
+                            Code::Hadd2 => x + y,
+                            Code::Hmul2 => x * y,
+                            _ => x.mul_add(y, half_of(c, hi)),
+                        };
+                        out = set_half(out, hi, v);
+                    }
+                    wave.regs[usize::from(op.rd) * w + l] = out;
+                }
+            }
+            Code::Dadd => self.map_f64(wave, op, mask, |a, b, _| a + b),
+            Code::Dsub => self.map_f64(wave, op, mask, |a, b, _| a - b),
+            Code::Dmul => self.map_f64(wave, op, mask, |a, b, _| a * b),
+            Code::Dma => self.map_f64(wave, op, mask, f64::mul_add),
+            Code::Ddiv => self.map_f64(wave, op, mask, |a, b, _| a / b),
+            Code::Dsqrt => self.map_f64(wave, op, mask, |a, _, _| a.sqrt()),
+            Code::Mma => {
+                return Err(self.trap(
+                    Some(wave),
+                    Some(op),
+                    None,
+                    "CAP_MMA is not supported by the emulator".into(),
+                ));
+            }
+            Code::Mov => self.map1(wave, op, mask, |a| a),
+            Code::MovSpecial => {
+                let which = op.rs1;
+                let wg = self.wg_id;
+                let size = self.wg_size;
+                let grid = self.grid;
+                for l in lanes(mask) {
+                    let v = match which {
+                        0..=2 => wave.tid[usize::from(which)][l],
+                        3 => wave.id,
+                        4 => l as u32,
+                        5..=7 => wg[usize::from(which - 5)],
+                        8..=10 => size[usize::from(which - 8)],
+                        11..=13 => grid[usize::from(which - 11)],
+                        14 => w as u32,
+                        _ => self.num_waves,
+                    };
+                    wave.regs[usize::from(op.rd) * w + l] = v;
+                }
+            }
+        }
+        Ok(())
+    }
+}

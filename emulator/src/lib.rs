@@ -1,0 +1,137 @@
+//! The WAVE emulator: the executable meaning of the spec.
+//!
+//! [`run`] executes one dispatch of a kernel from a [`Module`] over a device memory buffer.
+//! Execution follows spec section 2: a grid of workgroups, each of `ceil(threads / W)` waves of
+//! W lanes. A wave runs one instruction for all its active lanes at a time; registers are kept
+//! lane-contiguous (`row * W + lane`) so that each instruction is a tight loop over lanes, and
+//! immediates are decoded once into constant rows. Structured control flow keeps a per-wave
+//! stack of masks (spec 5.5); the exact rules — a lane that breaks leaves in the same
+//! iteration, skipped paths when no lane is active — are in `docs/emulator.md`, with every
+//! implementation-defined choice.
+//!
+//! The emulator depends only on `isa` and `wbin`. It never panics on any module or dispatch:
+//! bad input is a [`Trap`] naming the kernel, pc, source line, wave and lane, and every run
+//! has an instruction budget.
+
+mod decode;
+mod exec;
+
+use std::fmt;
+
+use wave_wbin::Module;
+
+pub use exec::Stats;
+
+/// The wave widths the emulator runs: the spec's minimum of 8 up to 64, and 4 for programs
+/// written for the reference toolchain (with a warning).
+pub const WAVE_WIDTHS: [u32; 5] = [4, 8, 16, 32, 64];
+
+/// The emulator's limits (the `emulator` target profile of the isa crate).
+pub fn profile() -> &'static wave_isa::target::Profile {
+    wave_isa::target::profile("emulator").unwrap_or(&wave_isa::target::PROFILES[0])
+}
+
+/// One dispatch.
+#[derive(Clone, Debug)]
+pub struct Dispatch {
+    /// Kernel name; `None` picks the only kernel.
+    pub kernel: Option<String>,
+    /// Workgroups in the grid.
+    pub grid: [u32; 3],
+    /// Threads per workgroup; `None` uses the kernel's `.workgroup_size`.
+    pub workgroup: Option<[u32; 3]>,
+    /// W.
+    pub wave_width: u32,
+    /// Kernel arguments by parameter name (the 32 bits of the value).
+    pub args: Vec<(String, u32)>,
+    /// Instruction budget in wave-instructions.
+    pub max_steps: u64,
+    /// Record one trace line per wave-instruction.
+    pub trace: bool,
+}
+
+impl Default for Dispatch {
+    fn default() -> Self {
+        Dispatch {
+            kernel: None,
+            grid: [1, 1, 1],
+            workgroup: None,
+            wave_width: 32,
+            args: Vec::new(),
+            max_steps: 100_000_000,
+            trace: false,
+        }
+    }
+}
+
+/// The result of a successful run.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// Counters.
+    pub stats: Stats,
+    /// Trace lines, when asked for.
+    pub trace: Vec<String>,
+    /// Warnings about the dispatch (e.g. W = 4 below the spec minimum).
+    pub warnings: Vec<String>,
+}
+
+/// Why a run stopped: a fault of the program or a dispatch that cannot run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trap {
+    /// What happened, starting with a stable phrase (`device memory out of bounds`,
+    /// `local memory out of bounds`, `barrier in divergent control flow`, `deadlock`,
+    /// `instruction budget exceeded`, `call depth exceeded`, `CAP_MMA`, `invalid dispatch`,
+    /// `invalid kernel`).
+    pub message: String,
+    /// The kernel.
+    pub kernel: String,
+    /// Byte offset of the faulting instruction.
+    pub pc: Option<u32>,
+    /// Its source line, from the line table.
+    pub line: Option<u32>,
+    /// Workgroup id.
+    pub workgroup: Option<[u32; 3]>,
+    /// Wave within the workgroup.
+    pub wave: Option<u32>,
+    /// Lane within the wave.
+    pub lane: Option<u32>,
+}
+
+impl fmt::Display for Trap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.message)?;
+        let mut at = Vec::new();
+        if !self.kernel.is_empty() {
+            at.push(format!("kernel `{}`", self.kernel));
+        }
+        if let Some(pc) = self.pc {
+            at.push(format!("pc 0x{pc:x}"));
+        }
+        if let Some(line) = self.line {
+            at.push(format!("line {line}"));
+        }
+        if let Some([x, y, z]) = self.workgroup {
+            at.push(format!("workgroup ({x},{y},{z})"));
+        }
+        if let Some(w) = self.wave {
+            at.push(format!("wave {w}"));
+        }
+        if let Some(l) = self.lane {
+            at.push(format!("lane {l}"));
+        }
+        if !at.is_empty() {
+            write!(f, " (at {})", at.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Trap {}
+
+/// Runs `dispatch` of a kernel of `module` over `device` memory.
+pub fn run(module: &Module, dispatch: &Dispatch, device: &mut [u8]) -> Result<Outcome, Trap> {
+    exec::run(module, dispatch, device)
+}
+
+#[cfg(test)]
+mod tests;

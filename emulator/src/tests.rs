@@ -1,0 +1,238 @@
+//! Emulator unit tests; the conformance suite in `conformance/` covers the spec area by area.
+
+use crate::*;
+
+fn run_source(
+    source: &str,
+    dispatch: &Dispatch,
+    memory: usize,
+) -> Result<(Vec<u8>, Outcome), Trap> {
+    let a = wave_asm::assemble(source, "t.wave");
+    assert!(!a.has_errors(), "{:#?}", a.diagnostics);
+    let mut device = vec![0u8; memory];
+    let outcome = run(&a.module, dispatch, &mut device)?;
+    Ok((device, outcome))
+}
+
+fn words(bytes: &[u8], offset: usize, count: usize) -> Vec<u32> {
+    bytes[offset..offset + 4 * count]
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+const STORE_ID: &str = "
+    mov r10, sr_workgroup_id_x
+    mov r11, sr_workgroup_size_x
+    mov r12, sr_thread_id_x
+    imad r13, r10, r11, r12
+    shl r14, r13, 2
+    iadd r14, r14, out
+";
+
+#[test]
+fn vector_add_runs_at_every_width() {
+    let source = include_str!("../../compiler/asm/tests/data/vector_add.wave");
+    for w in [8, 16, 32, 64] {
+        let mut memory = vec![0u8; 4096];
+        for i in 0..100u32 {
+            memory[(4 * i) as usize..(4 * i + 4) as usize]
+                .copy_from_slice(&(i as f32).to_bits().to_le_bytes());
+            let at = 1024 + 4 * i as usize;
+            memory[at..at + 4].copy_from_slice(&((2 * i) as f32).to_bits().to_le_bytes());
+        }
+        let a = wave_asm::assemble(source, "v.wave");
+        let dispatch = Dispatch {
+            grid: [2, 1, 1],
+            wave_width: w,
+            args: vec![("a".into(), 0), ("b".into(), 1024), ("c".into(), 2048), ("n".into(), 100)],
+            ..Dispatch::default()
+        };
+        run(&a.module, &dispatch, &mut memory).unwrap();
+        let out: Vec<f32> = words(&memory, 2048, 128).into_iter().map(f32::from_bits).collect();
+        for i in 0..100 {
+            assert_eq!(out[i], 3.0 * i as f32, "W={w} i={i}");
+        }
+        assert!(out[100..].iter().all(|v| *v == 0.0), "lanes past n stored nothing");
+    }
+}
+
+#[test]
+fn break_inside_if_leaves_in_the_same_iteration() {
+    // Each lane counts iterations; lane i breaks when the counter reaches i (inside an if).
+    let source = format!(
+        ".kernel k\n.param out: ptr\n.workgroup_size 64\n{STORE_ID}
+    mov r1, sr_lane_id
+    mov_imm r2, 0
+    loop
+        icmp.ge p0, r2, r1
+        if p0
+            break p0
+            iadd r2, r2, 100      ; must never run
+        endif
+        iadd r2, r2, 1
+    endloop
+    device_store.u32 r14, r2
+.end\n"
+    );
+    for w in [8, 32, 64] {
+        let (memory, _) = run_source(
+            &source,
+            &Dispatch { wave_width: w, args: vec![("out".into(), 0)], ..Dispatch::default() },
+            4096,
+        )
+        .unwrap();
+        let out = words(&memory, 0, 64);
+        for (t, v) in out.iter().enumerate() {
+            assert_eq!(*v, (t % w as usize) as u32, "W={w} thread {t}");
+        }
+    }
+}
+
+#[test]
+fn continue_and_else_lanes_are_not_lost() {
+    // Odd lanes continue until the counter hits 3; even lanes take the else branch.
+    let source = format!(
+        ".kernel k\n.param out: ptr\n.workgroup_size 32\n{STORE_ID}
+    mov r1, sr_lane_id
+    and r3, r1, 1
+    icmp.eq p1, r3, 1
+    mov_imm r2, 0
+    mov_imm r4, 0
+    loop
+        iadd r2, r2, 1
+        icmp.ge p2, r2, 3
+        break p2
+        if p1
+            continue p1
+        else
+            iadd r4, r4, 10
+        endif
+    endloop
+    iadd r2, r2, r4
+    device_store.u32 r14, r2
+.end\n"
+    );
+    let (memory, _) = run_source(
+        &source,
+        &Dispatch { wave_width: 16, args: vec![("out".into(), 0)], ..Dispatch::default() },
+        4096,
+    )
+    .unwrap();
+    let out = words(&memory, 0, 32);
+    for (t, v) in out.iter().enumerate() {
+        let expected = if t % 2 == 1 { 3 } else { 3 + 20 };
+        assert_eq!(*v, expected, "thread {t}");
+    }
+}
+
+#[test]
+fn calls_return_from_divergent_code_and_halt_retires_lanes() {
+    let source = format!(
+        ".kernel k\n.param out: ptr\n.workgroup_size 32\n{STORE_ID}
+    mov r1, r12
+    mov_imm r2, 0
+    icmp.lt p0, r1, 8
+    if p0
+        call f
+    endif
+    icmp.eq p3, r1, 31
+    @p3 halt
+    iadd r2, r2, 1
+    device_store.u32 r14, r2
+    halt
+f:
+    icmp.lt p1, r1, 4
+    if p1
+        mov_imm r2, 100
+        return
+    endif
+    mov_imm r2, 200
+    return
+.end\n"
+    );
+    let (memory, _) = run_source(
+        &source,
+        &Dispatch { wave_width: 8, args: vec![("out".into(), 0)], ..Dispatch::default() },
+        4096,
+    )
+    .unwrap();
+    let out = words(&memory, 0, 32);
+    for (t, v) in out.iter().enumerate() {
+        let expected = match t {
+            31 => 0,
+            0..=3 => 101,
+            4..=7 => 201,
+            _ => 1,
+        };
+        assert_eq!(*v, expected, "thread {t}");
+    }
+}
+
+#[test]
+fn traps_name_what_and_where() {
+    let source = ".kernel k\n.param out: ptr\n.workgroup_size 8\n    mov_imm r1, 5000\n    device_store.u32 r1, r1\n.end\n";
+    let e = run_source(
+        source,
+        &Dispatch { wave_width: 8, args: vec![("out".into(), 0)], ..Dispatch::default() },
+        4096,
+    )
+    .unwrap_err();
+    assert!(e.message.starts_with("device memory out of bounds"), "{e}");
+    assert_eq!((e.line, e.lane, e.wave), (Some(5), Some(0), Some(0)));
+    // An infinite loop stops at the budget.
+    let source = ".kernel k\n.workgroup_size 8\n    loop\n    endloop\n.end\n";
+    let e =
+        run_source(source, &Dispatch { wave_width: 8, max_steps: 1000, ..Dispatch::default() }, 16)
+            .unwrap_err();
+    assert!(e.message.starts_with("instruction budget exceeded"), "{e}");
+    // Missing and unknown arguments.
+    let source = ".kernel k\n.param out: ptr\n.workgroup_size 8\n    halt\n.end\n";
+    let e = run_source(source, &Dispatch::default(), 16).unwrap_err();
+    assert!(e.message.contains("missing argument for parameter `out`"), "{e}");
+    let e = run_source(
+        source,
+        &Dispatch { args: vec![("out".into(), 0), ("x".into(), 1)], ..Dispatch::default() },
+        16,
+    )
+    .unwrap_err();
+    assert!(e.message.contains("has no parameter `x`"), "{e}");
+}
+
+#[test]
+fn barriers_synchronise_waves_and_detect_divergence_and_deadlock() {
+    // Each thread writes its id to local memory, barrier, reads its mirror's.
+    let source = format!(
+        ".kernel k\n.param out: ptr\n.local_memory 256\n.workgroup_size 64\n{STORE_ID}
+    shl r1, r12, 2
+    local_store.u32 r1, r12
+    barrier
+    mov_imm r2, 63
+    isub r2, r2, r12
+    shl r2, r2, 2
+    local_load.u32 r3, r2
+    device_store.u32 r14, r3
+.end\n"
+    );
+    for w in [8, 64] {
+        let (memory, outcome) = run_source(
+            &source,
+            &Dispatch { wave_width: w, args: vec![("out".into(), 0)], ..Dispatch::default() },
+            4096,
+        )
+        .unwrap();
+        let out = words(&memory, 0, 64);
+        for (t, v) in out.iter().enumerate() {
+            assert_eq!(*v, 63 - t as u32, "W={w}");
+        }
+        assert_eq!(outcome.stats.barrier_waits, u64::from(64 / w));
+    }
+    let divergent = ".kernel k\n.workgroup_size 16\n    mov r1, sr_lane_id\n    icmp.lt p0, r1, 2\n    if p0\n        barrier\n    endif\n.end\n";
+    let e =
+        run_source(divergent, &Dispatch { wave_width: 8, ..Dispatch::default() }, 16).unwrap_err();
+    assert!(e.message.starts_with("barrier in divergent control flow"), "{e}");
+    let deadlock = ".kernel k\n.workgroup_size 16\n    mov r1, sr_wave_id\n    icmp.eq p0, r1, 0\n    @p0 halt\n    barrier\n.end\n";
+    let e =
+        run_source(deadlock, &Dispatch { wave_width: 8, ..Dispatch::default() }, 16).unwrap_err();
+    assert!(e.message.starts_with("deadlock"), "{e}");
+}

@@ -1,0 +1,389 @@
+//! `wave run` and `wave test`: the emulator from the command line.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use wave_conformance::{Case, Elem, Expectation};
+
+use crate::report::Reporter;
+use crate::{Failure, assemble_file, read_wbin};
+
+/// Options of `wave run`.
+#[derive(clap::Args)]
+pub(crate) struct RunArgs {
+    /// A .wave, .wbin or case .toml file.
+    file: PathBuf,
+    /// Kernel to run (needed when the file has several).
+    #[arg(long)]
+    kernel: Option<String>,
+    /// Workgroups in the grid.
+    #[arg(long, value_name = "X[,Y[,Z]]")]
+    grid: Option<String>,
+    /// Threads per workgroup (default: the kernel's .workgroup_size).
+    #[arg(long, value_name = "X[,Y[,Z]]")]
+    workgroup: Option<String>,
+    /// Threads per wave: 8, 16, 32 or 64 (4 with a warning).
+    #[arg(long)]
+    wave_width: Option<u32>,
+    /// Bytes of device memory (default 1 MiB).
+    #[arg(long)]
+    device_memory: Option<usize>,
+    /// A kernel argument by parameter name: an integer (decimal or 0x hex) or a float.
+    #[arg(long = "arg", value_name = "NAME=VALUE")]
+    args: Vec<String>,
+    /// Load a file's bytes into device memory at OFFSET.
+    #[arg(long = "load", value_name = "OFFSET=FILE")]
+    loads: Vec<String>,
+    /// Print COUNT values of TYPE (u8 u16 u32 i32 u64 f16 f32) at OFFSET after the run.
+    #[arg(long = "dump", value_name = "OFFSET:TYPE:COUNT")]
+    dumps: Vec<String>,
+    /// Print one line per wave-instruction with its active mask.
+    #[arg(long)]
+    trace: bool,
+    /// Print counters: instructions by class, active-lane utilisation, barrier waits, memory traffic.
+    #[arg(long)]
+    stats: bool,
+    /// Print machine-readable results.
+    #[arg(long)]
+    json: bool,
+    /// Instruction budget, in wave-instructions.
+    #[arg(long, default_value_t = 100_000_000)]
+    max_steps: u64,
+}
+
+fn usage(message: impl Into<String>) -> Failure {
+    Failure::Usage(message.into())
+}
+
+fn parse_dims(text: &str, what: &str) -> Result<[u32; 3], Failure> {
+    let parts: Vec<&str> = text.split(',').collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(usage(format!("{what} takes X[,Y[,Z]], found `{text}`")));
+    }
+    let mut out = [1u32; 3];
+    for (i, p) in parts.iter().enumerate() {
+        out[i] = p
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|v| *v >= 1)
+            .ok_or_else(|| usage(format!("{what}: `{p}` is not a positive integer")))?;
+    }
+    Ok(out)
+}
+
+fn parse_number(text: &str) -> Option<u64> {
+    let t = text.trim().replace('_', "");
+    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => t.parse().ok(),
+    }
+}
+
+fn parse_arg(text: &str) -> Result<(String, u32), Failure> {
+    let Some((name, value)) = text.split_once('=') else {
+        return Err(usage(format!("--arg takes NAME=VALUE, found `{text}`")));
+    };
+    let v = value.trim();
+    let bits = if let Some(n) = parse_number(v) {
+        u32::try_from(n)
+            .map_err(|_| usage(format!("--arg {name}: `{v}` does not fit in 32 bits")))?
+    } else if let Some(neg) = v.strip_prefix('-').and_then(parse_number) {
+        let n = i64::try_from(neg).ok().map(|n| -n).filter(|n| *n >= i64::from(i32::MIN));
+        n.ok_or_else(|| usage(format!("--arg {name}: `{v}` does not fit in 32 bits")))? as i32
+            as u32
+    } else if let Ok(f) = v.parse::<f32>() {
+        f.to_bits()
+    } else {
+        return Err(usage(format!("--arg {name}: `{v}` is not an integer or a float")));
+    };
+    Ok((name.trim().to_owned(), bits))
+}
+
+struct Dump {
+    offset: usize,
+    elem: Elem,
+    count: usize,
+}
+
+fn parse_dump(text: &str) -> Result<Dump, Failure> {
+    let parts: Vec<&str> = text.split(':').collect();
+    let [offset, ty, count] = parts.as_slice() else {
+        return Err(usage(format!("--dump takes OFFSET:TYPE:COUNT, found `{text}`")));
+    };
+    let offset = parse_number(offset)
+        .and_then(|o| usize::try_from(o).ok())
+        .ok_or_else(|| usage(format!("--dump: bad offset `{offset}`")))?;
+    let elem = Elem::from_name(ty).ok_or_else(|| {
+        usage(format!("--dump: unknown type `{ty}` (u8 u16 u32 i32 u64 f16 f32)"))
+    })?;
+    let count = parse_number(count)
+        .and_then(|c| usize::try_from(c).ok())
+        .ok_or_else(|| usage(format!("--dump: bad count `{count}`")))?;
+    Ok(Dump { offset, elem, count })
+}
+
+fn json_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
+    // What to run: a module, plus a case's dispatch and memory when the file is a case.
+    let ext = a.file.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let (module, case) = match ext {
+        "toml" => {
+            let case = Case::load(&a.file).map_err(|e| {
+                eprintln!("error: {e}");
+                Failure::Input
+            })?;
+            let assembly = wave_asm::assemble(&case.source, &case.source_name);
+            reporter.emit(&case.source_name, &case.source, &assembly.diagnostics);
+            if assembly.has_errors() {
+                return Err(Failure::Input);
+            }
+            (assembly.module, Some(case))
+        }
+        "wbin" => (read_wbin(&a.file)?, None),
+        _ => (assemble_file(reporter, &a.file)?.module, None),
+    };
+    let mut dispatch = match &case {
+        Some(c) => c.dispatch(c.wave_widths.first().copied().unwrap_or(32)),
+        None => wave_emulator::Dispatch::default(),
+    };
+    dispatch.max_steps = a.max_steps;
+    dispatch.trace = a.trace;
+    if let Some(k) = a.kernel {
+        dispatch.kernel = Some(k);
+    }
+    if let Some(g) = &a.grid {
+        dispatch.grid = parse_dims(g, "--grid")?;
+    }
+    if let Some(w) = &a.workgroup {
+        dispatch.workgroup = Some(parse_dims(w, "--workgroup")?);
+    }
+    if let Some(w) = a.wave_width {
+        dispatch.wave_width = w;
+    }
+    for text in &a.args {
+        let (name, value) = parse_arg(text)?;
+        dispatch.args.retain(|(n, _)| *n != name);
+        dispatch.args.push((name, value));
+    }
+    let size = a
+        .device_memory
+        .or(case.as_ref().map(|c| c.device_memory))
+        .unwrap_or(wave_conformance::DEFAULT_DEVICE_MEMORY);
+    if size > wave_conformance::MAX_DEVICE_MEMORY {
+        return Err(usage(format!(
+            "--device-memory {size} is above the emulator's {} bytes",
+            wave_conformance::MAX_DEVICE_MEMORY
+        )));
+    }
+    let mut device = match &case {
+        Some(c) if a.device_memory.is_none() => c.initial_memory(),
+        Some(c) => {
+            let mut d = vec![0u8; size];
+            for b in &c.memory {
+                let end = (b.offset + b.bytes.len()).min(size);
+                if b.offset < end {
+                    d[b.offset..end].copy_from_slice(&b.bytes[..end - b.offset]);
+                }
+            }
+            d
+        }
+        None => vec![0u8; size],
+    };
+    for load in &a.loads {
+        let (offset, file) = load
+            .split_once('=')
+            .ok_or_else(|| usage(format!("--load takes OFFSET=FILE, found `{load}`")))?;
+        let offset = parse_number(offset)
+            .and_then(|o| usize::try_from(o).ok())
+            .ok_or_else(|| usage(format!("--load: bad offset `{offset}`")))?;
+        let bytes = std::fs::read(file).map_err(|e| usage(format!("cannot read `{file}`: {e}")))?;
+        if offset + bytes.len() > device.len() {
+            return Err(usage(format!(
+                "--load: {} bytes at {offset} do not fit in {} bytes of device memory",
+                bytes.len(),
+                device.len()
+            )));
+        }
+        device[offset..offset + bytes.len()].copy_from_slice(&bytes);
+    }
+    let mut dumps: Vec<Dump> = a.dumps.iter().map(|d| parse_dump(d)).collect::<Result<_, _>>()?;
+    if dumps.is_empty()
+        && let Some(Case { expect: Expectation::Memory(blocks), .. }) = &case
+    {
+        dumps = blocks
+            .iter()
+            .map(|b| Dump { offset: b.offset, elem: b.elem, count: b.bytes.len() / b.elem.size() })
+            .collect();
+    }
+    for d in &dumps {
+        if d.offset + d.count * d.elem.size() > device.len() {
+            return Err(usage(format!(
+                "--dump at {} of {} {} values lies outside device memory",
+                d.offset,
+                d.count,
+                d.elem.name()
+            )));
+        }
+    }
+    let result = wave_emulator::run(&module, &dispatch, &mut device);
+    let mut out = String::new();
+    match &result {
+        Ok(outcome) => {
+            for w in &outcome.warnings {
+                eprintln!("warning: {w}");
+            }
+            if a.json {
+                let s = &outcome.stats;
+                let _ = write!(
+                    out,
+                    "{{\"ok\":true,\"stats\":{{\"instructions\":{},\"lane_ops\":{},\"utilisation\":{:.4},\"alu\":{},\"memory\":{},\"wave\":{},\"control\":{},\"barrier_waits\":{},\"device_read\":{},\"device_written\":{},\"local_read\":{},\"local_written\":{},\"workgroups\":{}}},\"dumps\":[",
+                    s.instructions,
+                    s.lane_ops,
+                    s.utilisation(),
+                    s.by_class[0],
+                    s.by_class[1],
+                    s.by_class[2],
+                    s.by_class[3],
+                    s.barrier_waits,
+                    s.device_bytes[0],
+                    s.device_bytes[1],
+                    s.local_bytes[0],
+                    s.local_bytes[1],
+                    s.workgroups
+                );
+                for (i, d) in dumps.iter().enumerate() {
+                    let values: Vec<String> = (0..d.count)
+                        .map(|k| {
+                            let at = d.offset + k * d.elem.size();
+                            json_value(d.elem, &device[at..at + d.elem.size()])
+                        })
+                        .collect();
+                    let _ = write!(
+                        out,
+                        "{}{{\"offset\":{},\"type\":\"{}\",\"values\":[{}]}}",
+                        if i > 0 { "," } else { "" },
+                        d.offset,
+                        d.elem.name(),
+                        values.join(",")
+                    );
+                }
+                out.push_str("]}\n");
+            } else {
+                for line in &outcome.trace {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+                for d in &dumps {
+                    let _ = write!(out, "{} {}[{}]:", d.offset, d.elem.name(), d.count);
+                    for k in 0..d.count {
+                        let at = d.offset + k * d.elem.size();
+                        let _ = write!(out, " {}", short(d.elem, &device[at..at + d.elem.size()]));
+                    }
+                    out.push('\n');
+                }
+                if a.stats {
+                    let s = &outcome.stats;
+                    let _ = writeln!(
+                        out,
+                        "instructions      {} wave-instructions, {} lane-operations",
+                        s.instructions, s.lane_ops
+                    );
+                    let _ = writeln!(
+                        out,
+                        "  by class        alu {}, memory {}, wave {}, control {}",
+                        s.by_class[0], s.by_class[1], s.by_class[2], s.by_class[3]
+                    );
+                    let _ = writeln!(
+                        out,
+                        "active lanes      {:.1}% of W = {}",
+                        100.0 * s.utilisation(),
+                        s.wave_width
+                    );
+                    let _ = writeln!(out, "barrier waits     {}", s.barrier_waits);
+                    let _ = writeln!(
+                        out,
+                        "device memory     {} bytes read, {} written",
+                        s.device_bytes[0], s.device_bytes[1]
+                    );
+                    let _ = writeln!(
+                        out,
+                        "local memory      {} bytes read, {} written",
+                        s.local_bytes[0], s.local_bytes[1]
+                    );
+                    let _ = writeln!(out, "workgroups        {}", s.workgroups);
+                }
+            }
+        }
+        Err(trap) => {
+            if a.json {
+                let _ = writeln!(
+                    out,
+                    "{{\"ok\":false,\"trap\":{{\"message\":{},\"kernel\":{},\"pc\":{},\"line\":{},\"wave\":{},\"lane\":{}}}}}",
+                    json_string(&trap.message),
+                    json_string(&trap.kernel),
+                    trap.pc.map_or("null".into(), |v| v.to_string()),
+                    trap.line.map_or("null".into(), |v| v.to_string()),
+                    trap.wave.map_or("null".into(), |v| v.to_string()),
+                    trap.lane.map_or("null".into(), |v| v.to_string())
+                );
+            } else {
+                eprintln!("error: {trap}");
+            }
+        }
+    }
+    std::io::stdout().lock().write_all(out.as_bytes())?;
+    if result.is_err() { Err(Failure::Input) } else { Ok(()) }
+}
+
+fn raw(bytes: &[u8]) -> u64 {
+    let mut r = [0u8; 8];
+    r[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(r)
+}
+
+fn short(elem: Elem, bytes: &[u8]) -> String {
+    let v = raw(bytes);
+    match elem {
+        Elem::F32 => format!("{:?}", f32::from_bits(v as u32)),
+        Elem::F16 => format!("{:?}", half::f16::from_bits(v as u16).to_f32()),
+        Elem::I32 => (v as u32 as i32).to_string(),
+        _ => v.to_string(),
+    }
+}
+
+fn json_value(elem: Elem, bytes: &[u8]) -> String {
+    let s = short(elem, bytes);
+    match elem {
+        Elem::F32 | Elem::F16 if s.contains("NaN") || s.contains("inf") => json_string(&s),
+        _ => s,
+    }
+}
+
+pub(crate) fn test(paths: &[PathBuf]) -> Result<(), Failure> {
+    let summary = wave_conformance::run_paths(paths).map_err(usage)?;
+    let mut out = String::new();
+    for failure in &summary.failures {
+        let _ = writeln!(out, "FAIL {failure}");
+    }
+    let _ = writeln!(out, "{} passed, {} failed", summary.passed, summary.failures.len());
+    std::io::stdout().lock().write_all(out.as_bytes())?;
+    if summary.failures.is_empty() { Ok(()) } else { Err(Failure::Input) }
+}
