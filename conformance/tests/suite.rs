@@ -10,15 +10,13 @@ fn cases() -> PathBuf {
 #[test]
 fn every_case_passes_at_every_width() {
     let summary = wave_conformance::run_paths(&[cases()]).expect("the cases folder reads");
-    for failure in &summary.failures {
-        eprintln!("FAIL {failure}");
-    }
     assert!(summary.passed >= 1, "no case ran");
     assert!(
         summary.failures.is_empty(),
-        "{} passed, {} failed",
+        "{} passed, {} failed:\n{}",
         summary.passed,
-        summary.failures.len()
+        summary.failures.len(),
+        summary.failures.join("\n")
     );
 }
 
