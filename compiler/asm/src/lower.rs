@@ -1242,7 +1242,8 @@ impl<'a> Lowering<'a> {
         });
         // Wave-wide results (reductions, votes) agree within a wave but may still differ
         // between the waves of a workgroup, which is what a barrier cares about.
-        let varies = varying_source;
+        // A prefix sum differs between lanes even over uniform values.
+        let varies = varying_source || op.mnemonic == "wave_prefix_sum";
         for form in op.operands {
             match form {
                 Form::Reg { write: true, slot, .. } if varies => {
