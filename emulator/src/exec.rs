@@ -90,6 +90,7 @@ struct Exec<'a> {
     grid: [u32; 3],
     num_waves: u32,
     trace: Option<Vec<String>>,
+    waves: Vec<Wave>,
 }
 
 fn dispatch_error(kernel: &str, message: String) -> Trap {
@@ -241,6 +242,7 @@ pub(crate) fn run(
         grid: dispatch.grid,
         num_waves: threads.div_ceil(w as u64) as u32,
         trace: dispatch.trace.then(Vec::new),
+        waves: Vec::new(),
     };
     for z in 0..dispatch.grid[2] {
         for y in 0..dispatch.grid[1] {
@@ -253,6 +255,29 @@ pub(crate) fn run(
     outcome.stats = exec.stats;
     outcome.trace = exec.trace.unwrap_or_default();
     Ok(outcome)
+}
+
+/// One bit per lane: whether `test` holds for the lane's pair of values.
+#[inline(always)]
+fn compare_bits(a: &[u32], b: &[u32], test: impl Fn(u32, u32) -> bool) -> u64 {
+    let mut bits = 0u64;
+    for (l, (&x, &y)) in a.iter().zip(b).enumerate() {
+        bits |= u64::from(test(x, y)) << l;
+    }
+    bits
+}
+
+/// Writes predicate `pd` in the lanes of `mask`.
+fn set_pred_bits(wave: &mut Wave, pd: u16, mask: u64, bits: u64) {
+    let p = &mut wave.preds[usize::from(pd & 3)];
+    *p = (*p & !mask) | (bits & mask);
+}
+
+/// The lanes of wave `id` that are threads of the workgroup.
+fn alive_mask(id: u32, w: usize, threads: usize) -> u64 {
+    let first = id as usize * w;
+    let n = threads.saturating_sub(first).min(w);
+    if n == 64 { u64::MAX } else { (1u64 << n) - 1 }
 }
 
 /// Iterates the set bits of a mask.
@@ -342,40 +367,58 @@ impl Exec<'_> {
         let [sx, sy, _] = self.wg_size;
         let threads = self.wg_size.iter().product::<u32>() as usize;
         let rows = self.prog.rows();
-        let mut waves: Vec<Wave> = (0..self.num_waves)
-            .map(|id| {
-                let mut tid = [[0u32; 64]; 3];
-                let mut alive = 0u64;
-                // Lanes past the workgroup's threads (a partial last wave) never run.
-                let first = id as usize * w;
-                for (lane, t) in (first..(first + w).min(threads)).enumerate() {
-                    alive |= 1 << lane;
-                    let t = t as u32;
-                    tid[0][lane] = t % sx;
-                    tid[1][lane] = (t / sx) % sy;
-                    tid[2][lane] = t / (sx * sy);
-                }
-                let mut regs = vec![0u32; rows * w];
-                for (r, value) in args.iter().enumerate() {
-                    regs[r * w..r * w + w].fill(*value);
-                }
-                for (i, value) in self.prog.constants.iter().enumerate() {
-                    let r = self.prog.registers + i;
-                    regs[r * w..r * w + w].fill(*value);
-                }
-                Wave {
-                    id,
-                    regs,
-                    preds: [0; 4],
-                    active: alive,
-                    alive,
-                    pc: 0,
-                    frames: Vec::new(),
-                    state: if alive == 0 { State::Done } else { State::Running },
-                    tid,
-                }
-            })
-            .collect();
+        // Waves are allocated once per run and reset for each workgroup.
+        let mut waves = std::mem::take(&mut self.waves);
+        if waves.is_empty() {
+            waves = (0..self.num_waves)
+                .map(|id| {
+                    let mut tid = [[0u32; 64]; 3];
+                    let mut alive = 0u64;
+                    // Lanes past the workgroup's threads (a partial last wave) never run.
+                    let first = id as usize * w;
+                    for (lane, t) in (first..(first + w).min(threads)).enumerate() {
+                        alive |= 1 << lane;
+                        let t = t as u32;
+                        tid[0][lane] = t % sx;
+                        tid[1][lane] = (t / sx) % sy;
+                        tid[2][lane] = t / (sx * sy);
+                    }
+                    Wave {
+                        id,
+                        regs: vec![0u32; rows * w],
+                        preds: [0; 4],
+                        active: alive,
+                        alive,
+                        pc: 0,
+                        frames: Vec::new(),
+                        state: State::Done,
+                        tid,
+                    }
+                })
+                .collect();
+        }
+        for wave in waves.iter_mut() {
+            wave.regs.fill(0);
+            for (r, value) in args.iter().enumerate() {
+                wave.regs[r * w..r * w + w].fill(*value);
+            }
+            for (i, value) in self.prog.constants.iter().enumerate() {
+                let r = self.prog.registers + i;
+                wave.regs[r * w..r * w + w].fill(*value);
+            }
+            wave.preds = [0; 4];
+            wave.alive = if w == 64 { u64::MAX } else { (1u64 << w) - 1 } & alive_mask(wave.id, w, threads);
+            wave.active = wave.alive;
+            wave.pc = 0;
+            wave.frames.clear();
+            wave.state = if wave.alive == 0 { State::Done } else { State::Running };
+        }
+        let result = self.run_waves(&mut waves);
+        self.waves = waves;
+        result
+    }
+
+    fn run_waves(&mut self, waves: &mut [Wave]) -> Result<(), Trap> {
         loop {
             for wave in waves.iter_mut() {
                 if wave.state == State::Running {
@@ -388,7 +431,7 @@ impl Exec<'_> {
             }
             if waves.iter().any(|w| w.state == State::Done) {
                 let mut at = Vec::new();
-                for wave in &waves {
+                for wave in waves.iter() {
                     let op = self.prog.ops.get(wave.pc.saturating_sub(1));
                     let line = op.and_then(|o| self.module.line_at(o.pc)).map(|l| l.line);
                     let place = match (wave.state, op, line) {
@@ -641,31 +684,43 @@ impl Exec<'_> {
         wave.regs[usize::from(r) * self.w + l]
     }
 
-    /// The byte range of an access, or a trap.
-    fn address(
+    /// The out-of-bounds trap for lane `lane`'s access at `addr`.
+    #[cold]
+    fn out_of_bounds(&self, wave: &Wave, op: &Op, lane: usize, addr: i64, size: usize, local: bool) -> Trap {
+        let (space, len) = if local { ("local", self.local.len()) } else { ("device", self.device.len()) };
+        self.trap(
+            Some(wave),
+            Some(op),
+            Some(lane),
+            format!(
+                "{space} memory out of bounds: {size}-byte access at address {addr} (0x{:x}); {space} memory is {len} bytes",
+                addr as u64
+            ),
+        )
+    }
+
+    /// The byte offset of every lane's access in `mask`, checked against the memory size:
+    /// `addrs[lane]`, or the trap of the first lane out of bounds.
+    fn addresses(
         &self,
         wave: &Wave,
         op: &Op,
-        lane: usize,
-        base: u32,
+        mask: u64,
         size: usize,
         local: bool,
-    ) -> Result<usize, Trap> {
-        let addr = i64::from(base) + i64::from(op.imm);
-        let len = if local { self.local.len() } else { self.device.len() };
-        if addr < 0 || addr as u64 + size as u64 > len as u64 {
-            let space = if local { "local" } else { "device" };
-            return Err(self.trap(
-                Some(wave),
-                Some(op),
-                Some(lane),
-                format!(
-                    "{space} memory out of bounds: {size}-byte access at address {addr} (0x{:x}); {space} memory is {len} bytes",
-                    addr as u64
-                ),
-            ));
+        offset: i64,
+        addrs: &mut [usize; 64],
+    ) -> Result<(), Trap> {
+        let len = if local { self.local.len() } else { self.device.len() } as i64;
+        let base = &wave.regs[self.row(op.rs1)];
+        for l in lanes(mask) {
+            let addr = i64::from(base[l]) + offset;
+            if addr < 0 || addr + size as i64 > len {
+                return Err(self.out_of_bounds(wave, op, l, addr, size, local));
+            }
+            addrs[l] = addr as usize;
         }
-        Ok(addr as usize)
+        Ok(())
     }
 
     fn load(
@@ -677,16 +732,32 @@ impl Exec<'_> {
         local: bool,
     ) -> Result<(), Trap> {
         let size = 1usize << width;
-        for l in lanes(mask) {
-            let at = self.address(wave, op, l, self.reg(wave, op.rs1, l), size, local)?;
-            let mem: &[u8] = if local { &self.local } else { self.device };
-            let bytes = &mem[at..at + size];
-            let mut words = [0u32; 4];
-            for (i, b) in bytes.iter().enumerate() {
-                words[i / 4] |= u32::from(*b) << (8 * (i % 4));
+        let mut addrs = [0usize; 64];
+        self.addresses(wave, op, mask, size, local, i64::from(op.imm), &mut addrs)?;
+        let mem: &[u8] = if local { &self.local } else { self.device };
+        let w = self.w;
+        let rd = usize::from(op.rd) * w;
+        match size {
+            4 => {
+                let dst = &mut wave.regs[rd..rd + w];
+                for l in lanes(mask) {
+                    let at = addrs[l];
+                    dst[l] = u32::from_le_bytes([mem[at], mem[at + 1], mem[at + 2], mem[at + 3]]);
+                }
             }
-            for (i, word) in words.iter().enumerate().take(size.div_ceil(4)) {
-                wave.regs[(usize::from(op.rd) + i) * self.w + l] = *word;
+            1 | 2 => {
+                for l in lanes(mask) {
+                    let at = addrs[l];
+                    let v = if size == 1 { u32::from(mem[at]) } else { u32::from(mem[at]) | (u32::from(mem[at + 1]) << 8) };
+                    wave.regs[rd + l] = v;
+                }
+            }
+            _ => {
+                for l in lanes(mask) {
+                    for (i, chunk) in mem[addrs[l]..addrs[l] + size].chunks_exact(4).enumerate() {
+                        wave.regs[rd + i * w + l] = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+                    }
+                }
             }
         }
         let n = u64::from(mask.count_ones()) * size as u64;
@@ -707,15 +778,18 @@ impl Exec<'_> {
         local: bool,
     ) -> Result<(), Trap> {
         let size = 1usize << width;
+        let mut addrs = [0usize; 64];
+        self.addresses(wave, op, mask, size, local, i64::from(op.imm), &mut addrs)?;
+        let w = self.w;
+        let rs2 = usize::from(op.rs2) * w;
+        let mem: &mut [u8] = if local { &mut self.local } else { self.device };
         for l in lanes(mask) {
-            let at = self.address(wave, op, l, self.reg(wave, op.rs1, l), size, local)?;
-            let mut bytes = [0u8; 16];
-            for (i, b) in bytes.iter_mut().enumerate().take(size) {
-                let word = wave.regs[(usize::from(op.rs2) + i / 4) * self.w + l];
-                *b = (word >> (8 * (i % 4))) as u8;
+            let at = addrs[l];
+            for i in 0..size.div_ceil(4) {
+                let word = wave.regs[rs2 + i * w + l].to_le_bytes();
+                let n = (size - 4 * i).min(4);
+                mem[at + 4 * i..at + 4 * i + n].copy_from_slice(&word[..n]);
             }
-            let mem: &mut [u8] = if local { &mut self.local } else { self.device };
-            mem[at..at + size].copy_from_slice(&bytes[..size]);
         }
         let n = u64::from(mask.count_ones()) * size as u64;
         if local {
@@ -736,9 +810,10 @@ impl Exec<'_> {
         local: bool,
     ) -> Result<(), Trap> {
         let size = if ty.is_64() { 8 } else { 4 };
-        let at_op = Op { imm: 0, ..*op };
+        let mut addrs = [0usize; 64];
+        self.addresses(wave, op, mask, size, local, 0, &mut addrs)?;
         for l in lanes(mask) {
-            let at = self.address(wave, &at_op, l, self.reg(wave, op.rs1, l), size, local)?;
+            let at = addrs[l];
             let value = if ty.is_64() {
                 self.pair(wave, op.rs2, l)
             } else {
@@ -898,36 +973,29 @@ impl Exec<'_> {
                 }
             }
             Code::Icmp(c) => {
-                let (a, b) = (self.row(op.rs1), self.row(op.rs2));
-                let regs = &wave.regs;
-                let (a, b): (Vec<i32>, Vec<i32>) = (
-                    regs[a].iter().map(|&x| x as i32).collect(),
-                    regs[b].iter().map(|&x| x as i32).collect(),
-                );
-                self.set_pred(wave, op.rd, mask, |l| match c {
-                    0 => a[l] == b[l],
-                    1 => a[l] != b[l],
-                    2 => a[l] < b[l],
-                    3 => a[l] <= b[l],
-                    4 => a[l] > b[l],
-                    _ => a[l] >= b[l],
+                let (a, b) = (&wave.regs[self.row(op.rs1)], &wave.regs[self.row(op.rs2)]);
+                let bits = compare_bits(a, b, |x, y| {
+                    let (x, y) = (x as i32, y as i32);
+                    match c {
+                        0 => x == y,
+                        1 => x != y,
+                        2 => x < y,
+                        3 => x <= y,
+                        4 => x > y,
+                        _ => x >= y,
+                    }
                 });
+                set_pred_bits(wave, op.rd, mask, bits);
             }
             Code::Ucmp(c) => {
-                let (a, b) =
-                    (wave.regs[self.row(op.rs1)].to_vec(), wave.regs[self.row(op.rs2)].to_vec());
-                self.set_pred(
-                    wave,
-                    op.rd,
-                    mask,
-                    |l| if c == 0 { a[l] < b[l] } else { a[l] <= b[l] },
-                );
+                let (a, b) = (&wave.regs[self.row(op.rs1)], &wave.regs[self.row(op.rs2)]);
+                let bits = compare_bits(a, b, |x, y| if c == 0 { x < y } else { x <= y });
+                set_pred_bits(wave, op.rd, mask, bits);
             }
             Code::Fcmp(c) => {
-                let a: Vec<f32> = wave.regs[self.row(op.rs1)].iter().map(|&x| f(x)).collect();
-                let b: Vec<f32> = wave.regs[self.row(op.rs2)].iter().map(|&x| f(x)).collect();
-                self.set_pred(wave, op.rd, mask, |l| {
-                    let (x, y) = (a[l], b[l]);
+                let (a, b) = (&wave.regs[self.row(op.rs1)], &wave.regs[self.row(op.rs2)]);
+                let bits = compare_bits(a, b, |x, y| {
+                    let (x, y) = (f(x), f(y));
                     match c {
                         0 => x == y,
                         1 => x < y,
@@ -938,6 +1006,7 @@ impl Exec<'_> {
                         _ => x.is_nan() || y.is_nan(),
                     }
                 });
+                set_pred_bits(wave, op.rd, mask, bits);
             }
             Code::Select => {
                 let p = self.pred_value(wave, op.pred);
