@@ -144,6 +144,8 @@ pub(crate) struct Op {
     pub target: u32,
     /// Byte offset of the instruction in the module's code, for traps and traces.
     pub pc: u32,
+    /// Statistics class: 0 ALU, 1 memory, 2 wave operation, 3 control flow.
+    pub class: u8,
 }
 
 /// A decoded kernel.
@@ -210,6 +212,7 @@ pub(crate) fn decode(module: &Module, kernel: &Kernel) -> Result<Program, Decode
             pred: (inst.modifier & 3, inst.modifier & 4 != 0),
             target: 0,
             pc,
+            class: class_of(code),
         };
         for operand in op.operands {
             match operand {
@@ -448,14 +451,35 @@ fn code_of(mnemonic: &str, inst: &Inst) -> Result<Code, DecodeFailure> {
     })
 }
 
-/// Whether an op's category is memory (for statistics).
-pub(crate) fn is_memory(code: Code) -> bool {
-    matches!(
-        code,
+/// The statistics class of an op: 0 ALU, 1 memory, 2 wave operation, 3 control flow.
+fn class_of(code: Code) -> u8 {
+    match code {
         Code::LocalLoad(_)
-            | Code::LocalStore(_)
-            | Code::DeviceLoad(_)
-            | Code::DeviceStore(_)
-            | Code::Atomic(..)
-    )
+        | Code::LocalStore(_)
+        | Code::DeviceLoad(_)
+        | Code::DeviceStore(_)
+        | Code::Atomic(..) => 1,
+        Code::Shuffle
+        | Code::ShuffleUp
+        | Code::ShuffleDown
+        | Code::ShuffleXor
+        | Code::Broadcast
+        | Code::Ballot
+        | Code::Any
+        | Code::All
+        | Code::PrefixSum
+        | Code::Reduce(_) => 2,
+        Code::If
+        | Code::Else
+        | Code::Endif
+        | Code::Loop
+        | Code::Break
+        | Code::Continue
+        | Code::Endloop
+        | Code::Call
+        | Code::Return
+        | Code::Barrier
+        | Code::Halt => 3,
+        _ => 0,
+    }
 }

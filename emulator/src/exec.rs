@@ -12,8 +12,13 @@
 use wave_isa::AtomicType;
 use wave_wbin::{Kernel, Module};
 
-use crate::decode::{Code, Op, Program, decode, is_memory};
+use crate::decode::{Code, Op, Program, decode};
 use crate::{Dispatch, Outcome, Trap};
+
+/// Lanes per register row. Rows always hold 64 lanes whatever W is, so every per-lane loop
+/// has a fixed length that the compiler unrolls and vectorises; lanes at W and above are
+/// scratch that no instruction reads.
+const LANES: usize = 64;
 
 /// Counters of one run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -280,6 +285,42 @@ fn alive_mask(id: u32, w: usize, threads: usize) -> u64 {
     if n == 64 { u64::MAX } else { (1u64 << n) - 1 }
 }
 
+/// `out = a * b + c` lane by lane, in binary32 with one rounding.
+fn fma_rows(a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("fma") {
+        #[allow(unsafe_code, reason = "the CPU was just checked to have FMA, which is all the function needs")]
+        // SAFETY: `fma_rows_hardware` only requires the `fma` target feature, detected above.
+        unsafe {
+            fma_rows_hardware(a, b, c, out);
+        }
+        return;
+    }
+    fma_rows_portable(a, b, c, out);
+}
+
+/// The same computation compiled for CPUs with FMA, so that `mul_add` is one instruction
+/// (the portable build calls a libm routine per lane).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+fn fma_rows_hardware(a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
+    fma_rows_portable(a, b, c, out);
+}
+
+#[inline(always)]
+fn fma_rows_portable(a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
+    for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c) {
+        *o = f(x).mul_add(f(y), f(z)).to_bits();
+    }
+}
+
+/// A copy of register row `r` (zeros if it does not exist, which decoding rules out).
+#[inline(always)]
+fn row_array(regs: &[u32], r: u16) -> [u32; LANES] {
+    let start = usize::from(r) * LANES;
+    regs.get(start..start + LANES).and_then(|row| row.try_into().ok()).unwrap_or([0; LANES])
+}
+
 /// Iterates the set bits of a mask.
 fn lanes(mask: u64) -> impl Iterator<Item = usize> {
     let mut m = mask;
@@ -385,7 +426,7 @@ impl Exec<'_> {
                     }
                     Wave {
                         id,
-                        regs: vec![0u32; rows * w],
+                        regs: vec![0u32; rows * LANES],
                         preds: [0; 4],
                         active: alive,
                         alive,
@@ -400,11 +441,11 @@ impl Exec<'_> {
         for wave in waves.iter_mut() {
             wave.regs.fill(0);
             for (r, value) in args.iter().enumerate() {
-                wave.regs[r * w..r * w + w].fill(*value);
+                wave.regs[r * LANES..r * LANES + LANES].fill(*value);
             }
             for (i, value) in self.prog.constants.iter().enumerate() {
                 let r = self.prog.registers + i;
-                wave.regs[r * w..r * w + w].fill(*value);
+                wave.regs[r * LANES..r * LANES + LANES].fill(*value);
             }
             wave.preds = [0; 4];
             wave.alive = if w == 64 { u64::MAX } else { (1u64 << w) - 1 } & alive_mask(wave.id, w, threads);
@@ -555,94 +596,76 @@ impl Exec<'_> {
                 ));
             }
             wave.pc += 1;
-            let class = if is_memory(op.code) {
-                1
-            } else if matches!(
-                op.code,
-                Code::Shuffle
-                    | Code::ShuffleUp
-                    | Code::ShuffleDown
-                    | Code::ShuffleXor
-                    | Code::Broadcast
-                    | Code::Ballot
-                    | Code::Any
-                    | Code::All
-                    | Code::PrefixSum
-                    | Code::Reduce(_)
-            ) {
-                2
-            } else if matches!(
-                op.code,
-                Code::If
-                    | Code::Else
-                    | Code::Endif
-                    | Code::Loop
-                    | Code::Break
-                    | Code::Continue
-                    | Code::Endloop
-                    | Code::Call
-                    | Code::Return
-                    | Code::Barrier
-                    | Code::Halt
-            ) {
-                3
-            } else {
-                0
-            };
-            self.stats.by_class[class] += 1;
+            self.stats.by_class[usize::from(op.class)] += 1;
             self.step(wave, &op, mask)?;
         }
         Ok(())
     }
 
     fn row(&self, r: u16) -> std::ops::Range<usize> {
-        let start = usize::from(r) * self.w;
-        start..start + self.w
+        let start = usize::from(r) * LANES;
+        start..start + LANES
     }
 
-    fn write_row(&self, wave: &mut Wave, rd: u16, out: &[u32; 64], mask: u64) {
-        let range = self.row(rd);
+    /// Writes `out` into row `rd` in the lanes of `mask`. With every lane active the whole row
+    /// is written, scratch lanes included, which keeps the loop branch-free.
+    #[inline(always)]
+    fn blend(&self, wave: &mut Wave, rd: u16, mask: u64, out: [u32; LANES]) {
+        let Some(dst) = wave.regs.get_mut(self.row(rd)) else { return };
         if mask == self.full {
-            wave.regs[range].copy_from_slice(&out[..self.w]);
+            dst.copy_from_slice(&out);
         } else {
-            let base = range.start;
-            for l in lanes(mask) {
-                wave.regs[base + l] = out[l];
+            for (l, (d, v)) in dst.iter_mut().zip(out).enumerate() {
+                if mask >> l & 1 == 1 {
+                    *d = v;
+                }
             }
         }
     }
 
+    /// `rd = f(rs1)` in the lanes of `mask`.
     #[inline(always)]
     fn map1(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32) -> u32) {
-        let mut out = [0u32; 64];
-        let a = &wave.regs[self.row(op.rs1)];
-        for (o, &x) in out.iter_mut().zip(a) {
-            *o = f(x);
-        }
-        self.write_row(wave, op.rd, &out, mask);
+        let a = row_array(&wave.regs, op.rs1);
+        self.blend(wave, op.rd, mask, a.map(f));
     }
 
+    /// `rd = f(rs1, rs2)` in the lanes of `mask`.
     #[inline(always)]
     fn map2(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32, u32) -> u32) {
-        let mut out = [0u32; 64];
-        let a = &wave.regs[self.row(op.rs1)];
-        let b = &wave.regs[self.row(op.rs2)];
-        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+        let (a, b) = (row_array(&wave.regs, op.rs1), row_array(&wave.regs, op.rs2));
+        let mut out = [0u32; LANES];
+        for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
             *o = f(x, y);
         }
-        self.write_row(wave, op.rd, &out, mask);
+        self.blend(wave, op.rd, mask, out);
     }
 
+    /// `rd = f(rs1, rs2, rs3)` in the lanes of `mask`.
     #[inline(always)]
     fn map3(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32, u32, u32) -> u32) {
-        let mut out = [0u32; 64];
-        let a = &wave.regs[self.row(op.rs1)];
-        let b = &wave.regs[self.row(op.rs2)];
-        let c = &wave.regs[self.row(op.rs3)];
-        for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c) {
+        let (a, b, c) = (
+            row_array(&wave.regs, op.rs1),
+            row_array(&wave.regs, op.rs2),
+            row_array(&wave.regs, op.rs3),
+        );
+        let mut out = [0u32; LANES];
+        for (((o, x), y), z) in out.iter_mut().zip(a).zip(b).zip(c) {
             *o = f(x, y, z);
         }
-        self.write_row(wave, op.rd, &out, mask);
+        self.blend(wave, op.rd, mask, out);
+    }
+
+    /// `rd = rs1 * rs2 + rs3` with one rounding, using the CPU's FMA when it has one.
+    fn fma(&self, wave: &mut Wave, op: &Op, mask: u64) {
+        let (a, b, c) = (
+            row_array(&wave.regs, op.rs1),
+            row_array(&wave.regs, op.rs2),
+            row_array(&wave.regs, op.rs3),
+        );
+        let mut out = [0u32; LANES];
+        fma_rows(&a, &b, &c, &mut out);
+        self.blend(wave, op.rd, mask, out);
     }
 
     /// Sets predicate `pd` in the lanes of `mask` from a per-lane test.
@@ -658,16 +681,14 @@ impl Exec<'_> {
     }
 
     fn pair(&self, wave: &Wave, r: u16, l: usize) -> u64 {
-        let w = self.w;
-        let lo = wave.regs[usize::from(r) * w + l];
-        let hi = wave.regs[(usize::from(r) + 1) * w + l];
+        let lo = wave.regs[usize::from(r) * LANES + l];
+        let hi = wave.regs[(usize::from(r) + 1) * LANES + l];
         u64::from(lo) | (u64::from(hi) << 32)
     }
 
     fn set_pair(&self, wave: &mut Wave, r: u16, l: usize, v: u64) {
-        let w = self.w;
-        wave.regs[usize::from(r) * w + l] = v as u32;
-        wave.regs[(usize::from(r) + 1) * w + l] = (v >> 32) as u32;
+        wave.regs[usize::from(r) * LANES + l] = v as u32;
+        wave.regs[(usize::from(r) + 1) * LANES + l] = (v >> 32) as u32;
     }
 
     fn map_f64(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(f64, f64, f64) -> f64) {
@@ -681,7 +702,7 @@ impl Exec<'_> {
     }
 
     fn reg(&self, wave: &Wave, r: u16, l: usize) -> u32 {
-        wave.regs[usize::from(r) * self.w + l]
+        wave.regs[usize::from(r) * LANES + l]
     }
 
     /// The out-of-bounds trap for lane `lane`'s access at `addr`.
@@ -732,30 +753,43 @@ impl Exec<'_> {
         local: bool,
     ) -> Result<(), Trap> {
         let size = 1usize << width;
-        let mut addrs = [0usize; 64];
-        self.addresses(wave, op, mask, size, local, i64::from(op.imm), &mut addrs)?;
+        let (base, rd) = (usize::from(op.rs1) * LANES, usize::from(op.rd) * LANES);
+        let offset = i64::from(op.imm);
         let mem: &[u8] = if local { &self.local } else { self.device };
-        let w = self.w;
-        let rd = usize::from(op.rd) * w;
+        // Lanes before a faulting one may already hold their value: the run stops anyway.
+        let at = |wave: &Wave, l: usize| -> Result<usize, Trap> {
+            let addr = i64::from(wave.regs[base + l]) + offset;
+            match usize::try_from(addr) {
+                Ok(at) if at + size <= mem.len() => Ok(at),
+                _ => Err(self.out_of_bounds(wave, op, l, addr, size, local)),
+            }
+        };
         match size {
             4 => {
-                let dst = &mut wave.regs[rd..rd + w];
                 for l in lanes(mask) {
-                    let at = addrs[l];
-                    dst[l] = u32::from_le_bytes([mem[at], mem[at + 1], mem[at + 2], mem[at + 3]]);
+                    let a = at(wave, l)?;
+                    let word: [u8; 4] = mem[a..a + 4].try_into().unwrap_or([0; 4]);
+                    wave.regs[rd + l] = u32::from_le_bytes(word);
                 }
             }
-            1 | 2 => {
+            1 => {
                 for l in lanes(mask) {
-                    let at = addrs[l];
-                    let v = if size == 1 { u32::from(mem[at]) } else { u32::from(mem[at]) | (u32::from(mem[at + 1]) << 8) };
-                    wave.regs[rd + l] = v;
+                    let a = at(wave, l)?;
+                    wave.regs[rd + l] = u32::from(mem[a]);
+                }
+            }
+            2 => {
+                for l in lanes(mask) {
+                    let a = at(wave, l)?;
+                    wave.regs[rd + l] = u32::from(mem[a]) | (u32::from(mem[a + 1]) << 8);
                 }
             }
             _ => {
                 for l in lanes(mask) {
-                    for (i, chunk) in mem[addrs[l]..addrs[l] + size].chunks_exact(4).enumerate() {
-                        wave.regs[rd + i * w + l] = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+                    let a = at(wave, l)?;
+                    for (i, chunk) in mem[a..a + size].chunks_exact(4).enumerate() {
+                        let word: [u8; 4] = chunk.try_into().unwrap_or([0; 4]);
+                        wave.regs[rd + i * LANES + l] = u32::from_le_bytes(word);
                     }
                 }
             }
@@ -780,13 +814,12 @@ impl Exec<'_> {
         let size = 1usize << width;
         let mut addrs = [0usize; 64];
         self.addresses(wave, op, mask, size, local, i64::from(op.imm), &mut addrs)?;
-        let w = self.w;
-        let rs2 = usize::from(op.rs2) * w;
+        let rs2 = usize::from(op.rs2) * LANES;
         let mem: &mut [u8] = if local { &mut self.local } else { self.device };
         for l in lanes(mask) {
             let at = addrs[l];
             for i in 0..size.div_ceil(4) {
-                let word = wave.regs[rs2 + i * w + l].to_le_bytes();
+                let word = wave.regs[rs2 + i * LANES + l].to_le_bytes();
                 let n = (size - 4 * i).min(4);
                 mem[at + 4 * i..at + 4 * i + n].copy_from_slice(&word[..n]);
             }
@@ -870,7 +903,7 @@ impl Exec<'_> {
                 if ty.is_64() {
                     self.set_pair(wave, op.rd, l, old);
                 } else {
-                    wave.regs[usize::from(op.rd) * self.w + l] = old as u32;
+                    wave.regs[usize::from(op.rd) * LANES + l] = old as u32;
                 }
             }
         }
@@ -921,7 +954,7 @@ impl Exec<'_> {
             Code::Fadd => self.map2(wave, op, mask, |a, b| bits(f(a) + f(b))),
             Code::Fsub => self.map2(wave, op, mask, |a, b| bits(f(a) - f(b))),
             Code::Fmul => self.map2(wave, op, mask, |a, b| bits(f(a) * f(b))),
-            Code::Fma => self.map3(wave, op, mask, |a, b, c| bits(f(a).mul_add(f(b), f(c)))),
+            Code::Fma => self.fma(wave, op, mask),
             Code::Fdiv => self.map2(wave, op, mask, |a, b| bits(f(a) / f(b))),
             Code::Fneg => self.map1(wave, op, mask, |a| a ^ 0x8000_0000),
             Code::Fabs => self.map1(wave, op, mask, |a| a & 0x7FFF_FFFF),
@@ -969,7 +1002,7 @@ impl Exec<'_> {
                     let field = if width >= 32 { u32::MAX } else { (1u32 << width) - 1 };
                     let m = field.checked_shl(off).unwrap_or(0);
                     let v = (base & !m) | (insert.checked_shl(off).unwrap_or(0) & m);
-                    wave.regs[usize::from(op.rd) * w + l] = v;
+                    wave.regs[usize::from(op.rd) * LANES + l] = v;
                 }
             }
             Code::Icmp(c) => {
@@ -1016,7 +1049,7 @@ impl Exec<'_> {
                     } else {
                         self.reg(wave, op.rs2, l)
                     };
-                    wave.regs[usize::from(op.rd) * w + l] = v;
+                    wave.regs[usize::from(op.rd) * LANES + l] = v;
                 }
             }
             Code::Fsat => self.map1(wave, op, mask, |a| {
@@ -1049,13 +1082,13 @@ impl Exec<'_> {
                         }
                         _ => src[l],
                     };
-                    wave.regs[usize::from(op.rd) * w + l] = v;
+                    wave.regs[usize::from(op.rd) * LANES + l] = v;
                 }
             }
             Code::Ballot => {
                 let value = (self.pred_value(wave, op.pred) & mask) as u32;
                 for l in lanes(mask) {
-                    wave.regs[usize::from(op.rd) * w + l] = value;
+                    wave.regs[usize::from(op.rd) * LANES + l] = value;
                 }
             }
             Code::Any | Code::All => {
@@ -1067,7 +1100,7 @@ impl Exec<'_> {
                 let src = wave.regs[self.row(op.rs1)].to_vec();
                 let mut sum = 0u32;
                 for l in lanes(mask) {
-                    wave.regs[usize::from(op.rd) * w + l] = sum;
+                    wave.regs[usize::from(op.rd) * LANES + l] = sum;
                     sum = sum.wrapping_add(src[l]);
                 }
             }
@@ -1085,7 +1118,7 @@ impl Exec<'_> {
                         _ => acc ^ v,
                     });
                     for l in lanes(mask) {
-                        wave.regs[usize::from(op.rd) * w + l] = total;
+                        wave.regs[usize::from(op.rd) * LANES + l] = total;
                     }
                 }
             }
@@ -1237,14 +1270,14 @@ impl Exec<'_> {
                 let hi = op.imm & 1 != 0;
                 for l in lanes(mask) {
                     let v = f64::from(f(self.reg(wave, op.rs1, l)));
-                    let d = usize::from(op.rd) * w + l;
+                    let d = usize::from(op.rd) * LANES + l;
                     wave.regs[d] = set_half(wave.regs[d], hi, v);
                 }
             }
             Code::CvtF32F64 => {
                 for l in lanes(mask) {
                     let v = f64::from_bits(self.pair(wave, op.rs1, l)) as f32;
-                    wave.regs[usize::from(op.rd) * w + l] = bits(v);
+                    wave.regs[usize::from(op.rd) * LANES + l] = bits(v);
                 }
             }
             Code::CvtF64F32 => {
@@ -1264,7 +1297,7 @@ impl Exec<'_> {
                         Code::Hmul => a * b,
                         _ => a.mul_add(b, half_of(self.reg(wave, op.rs3, l), sel & 8 != 0)),
                     };
-                    let d = usize::from(op.rd) * w + l;
+                    let d = usize::from(op.rd) * LANES + l;
                     wave.regs[d] = set_half(wave.regs[d], sel & 1 != 0, v);
                 }
             }
@@ -1285,7 +1318,7 @@ impl Exec<'_> {
                         };
                         out = set_half(out, hi, v);
                     }
-                    wave.regs[usize::from(op.rd) * w + l] = out;
+                    wave.regs[usize::from(op.rd) * LANES + l] = out;
                 }
             }
             Code::Dadd => self.map_f64(wave, op, mask, |a, b, _| a + b),
@@ -1319,7 +1352,7 @@ impl Exec<'_> {
                         14 => w as u32,
                         _ => self.num_waves,
                     };
-                    wave.regs[usize::from(op.rd) * w + l] = v;
+                    wave.regs[usize::from(op.rd) * LANES + l] = v;
                 }
             }
         }
