@@ -1007,38 +1007,38 @@ impl Exec<'_> {
             }
             Code::Icmp(c) => {
                 let (a, b) = (&wave.regs[self.row(op.rs1)], &wave.regs[self.row(op.rs2)]);
-                let bits = compare_bits(a, b, |x, y| {
-                    let (x, y) = (x as i32, y as i32);
-                    match c {
-                        0 => x == y,
-                        1 => x != y,
-                        2 => x < y,
-                        3 => x <= y,
-                        4 => x > y,
-                        _ => x >= y,
-                    }
-                });
+                // One loop per condition, so that no lane pays for a jump table.
+                let s = |x: u32| x as i32;
+                let bits = match c {
+                    0 => compare_bits(a, b, |x, y| x == y),
+                    1 => compare_bits(a, b, |x, y| x != y),
+                    2 => compare_bits(a, b, |x, y| s(x) < s(y)),
+                    3 => compare_bits(a, b, |x, y| s(x) <= s(y)),
+                    4 => compare_bits(a, b, |x, y| s(x) > s(y)),
+                    _ => compare_bits(a, b, |x, y| s(x) >= s(y)),
+                };
                 set_pred_bits(wave, op.rd, mask, bits);
             }
             Code::Ucmp(c) => {
                 let (a, b) = (&wave.regs[self.row(op.rs1)], &wave.regs[self.row(op.rs2)]);
-                let bits = compare_bits(a, b, |x, y| if c == 0 { x < y } else { x <= y });
+                let bits = if c == 0 {
+                    compare_bits(a, b, |x, y| x < y)
+                } else {
+                    compare_bits(a, b, |x, y| x <= y)
+                };
                 set_pred_bits(wave, op.rd, mask, bits);
             }
             Code::Fcmp(c) => {
                 let (a, b) = (&wave.regs[self.row(op.rs1)], &wave.regs[self.row(op.rs2)]);
-                let bits = compare_bits(a, b, |x, y| {
-                    let (x, y) = (f(x), f(y));
-                    match c {
-                        0 => x == y,
-                        1 => x < y,
-                        2 => x <= y,
-                        3 => x > y,
-                        4 => x != y,
-                        5 => !x.is_nan() && !y.is_nan(),
-                        _ => x.is_nan() || y.is_nan(),
-                    }
-                });
+                let bits = match c {
+                    0 => compare_bits(a, b, |x, y| f(x) == f(y)),
+                    1 => compare_bits(a, b, |x, y| f(x) < f(y)),
+                    2 => compare_bits(a, b, |x, y| f(x) <= f(y)),
+                    3 => compare_bits(a, b, |x, y| f(x) > f(y)),
+                    4 => compare_bits(a, b, |x, y| f(x) != f(y)),
+                    5 => compare_bits(a, b, |x, y| !f(x).is_nan() && !f(y).is_nan()),
+                    _ => compare_bits(a, b, |x, y| f(x).is_nan() || f(y).is_nan()),
+                };
                 set_pred_bits(wave, op.rd, mask, bits);
             }
             Code::Select => {
