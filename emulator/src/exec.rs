@@ -624,14 +624,14 @@ impl Exec<'_> {
     }
 
     /// `rd = f(rs1)` in the lanes of `mask`.
-    #[inline(always)]
+    #[inline(never)]
     fn map1(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32) -> u32) {
         let a = row_array(&wave.regs, op.rs1);
         self.blend(wave, op.rd, mask, a.map(f));
     }
 
     /// `rd = f(rs1, rs2)` in the lanes of `mask`.
-    #[inline(always)]
+    #[inline(never)]
     fn map2(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32, u32) -> u32) {
         let (a, b) = (row_array(&wave.regs, op.rs1), row_array(&wave.regs, op.rs2));
         let mut out = [0u32; LANES];
@@ -642,7 +642,7 @@ impl Exec<'_> {
     }
 
     /// `rd = f(rs1, rs2, rs3)` in the lanes of `mask`.
-    #[inline(always)]
+    #[inline(never)]
     fn map3(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32, u32, u32) -> u32) {
         let (a, b, c) = (
             row_array(&wave.regs, op.rs1),
