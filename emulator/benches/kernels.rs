@@ -159,7 +159,11 @@ fn put(memory: &mut [u8], at: usize, words: &[u32]) {
 }
 
 fn get(memory: &[u8], at: usize, count: usize) -> Vec<u32> {
-    (0..count).map(|i| u32::from_le_bytes(memory[at + 4 * i..at + 4 * i + 4].try_into().unwrap_or([0; 4]))).collect()
+    (0..count)
+        .map(|i| {
+            u32::from_le_bytes(memory[at + 4 * i..at + 4 * i + 4].try_into().unwrap_or([0; 4]))
+        })
+        .collect()
 }
 
 struct Row {
@@ -171,7 +175,10 @@ struct Row {
 
 fn report(rows: &[Row], w: u32) {
     println!("emulator at W = {w}, one thread, best of 3 runs each");
-    println!("  {:<10} {:>12} {:>10} {:>12} {:>10} {:>8}", "kernel", "lane-ops", "emulated", "lane-ops/s", "native", "ratio");
+    println!(
+        "  {:<10} {:>12} {:>10} {:>12} {:>10} {:>8}",
+        "kernel", "lane-ops", "emulated", "lane-ops/s", "native", "ratio"
+    );
     for r in rows {
         println!(
             "  {:<10} {:>12} {:>8.1}ms {:>10.2} G {:>8.2}ms {:>7.1}x",
@@ -209,7 +216,12 @@ fn main() {
     let dispatch = Dispatch {
         grid: [16, 16, 1],
         wave_width: w,
-        args: vec![("a".into(), ab as u32), ("b".into(), bb as u32), ("c".into(), cb as u32), ("n".into(), N as u32)],
+        args: vec![
+            ("a".into(), ab as u32),
+            ("b".into(), bb as u32),
+            ("c".into(), cb as u32),
+            ("n".into(), N as u32),
+        ],
         ..Dispatch::default()
     };
     let mut lane_ops = 0;
@@ -259,7 +271,8 @@ fn main() {
     rows.push(Row { name: "reduce", lane_ops, emulated, native });
 
     // Histogram of 1 MiB of bytes.
-    let bytes: Vec<u8> = (0..count as u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    let bytes: Vec<u8> =
+        (0..count as u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
     let module = wave_asm::assemble(HISTOGRAM, "histogram.wave").module;
     let mut memory = vec![0u8; count + 1024];
     memory[..count].copy_from_slice(&bytes);

@@ -289,7 +289,10 @@ fn alive_mask(id: u32, w: usize, threads: usize) -> u64 {
 fn fma_rows(a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("fma") {
-        #[allow(unsafe_code, reason = "the CPU was just checked to have FMA, which is all the function needs")]
+        #[allow(
+            unsafe_code,
+            reason = "the CPU was just checked to have FMA, which is all the function needs"
+        )]
         // SAFETY: `fma_rows_hardware` only requires the `fma` target feature, detected above.
         unsafe {
             fma_rows_hardware(a, b, c, out);
@@ -314,11 +317,15 @@ fn fma_rows_portable(a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
     }
 }
 
-/// A copy of register row `r` (zeros if it does not exist, which decoding rules out).
+/// Register row `r` (a row of zeros if it does not exist, which decoding rules out).
 #[inline(always)]
-fn row_array(regs: &[u32], r: u16) -> [u32; LANES] {
+fn row_ref(regs: &[u32], r: u16) -> &[u32; LANES] {
+    const ZERO: [u32; LANES] = [0; LANES];
     let start = usize::from(r) * LANES;
-    regs.get(start..start + LANES).and_then(|row| row.try_into().ok()).unwrap_or([0; LANES])
+    match regs.get(start..start + LANES).map(<&[u32; LANES]>::try_from) {
+        Some(Ok(row)) => row,
+        _ => &ZERO,
+    }
 }
 
 /// Iterates the set bits of a mask.
@@ -448,7 +455,8 @@ impl Exec<'_> {
                 wave.regs[r * LANES..r * LANES + LANES].fill(*value);
             }
             wave.preds = [0; 4];
-            wave.alive = if w == 64 { u64::MAX } else { (1u64 << w) - 1 } & alive_mask(wave.id, w, threads);
+            wave.alive =
+                if w == 64 { u64::MAX } else { (1u64 << w) - 1 } & alive_mask(wave.id, w, threads);
             wave.active = wave.alive;
             wave.pc = 0;
             wave.frames.clear();
@@ -612,8 +620,9 @@ impl Exec<'_> {
     #[inline(always)]
     fn blend(&self, wave: &mut Wave, rd: u16, mask: u64, out: [u32; LANES]) {
         let Some(dst) = wave.regs.get_mut(self.row(rd)) else { return };
+        let Ok(dst): Result<&mut [u32; LANES], _> = dst.try_into() else { return };
         if mask == self.full {
-            dst.copy_from_slice(&out);
+            *dst = out;
         } else {
             for (l, (d, v)) in dst.iter_mut().zip(out).enumerate() {
                 if mask >> l & 1 == 1 {
@@ -626,16 +635,20 @@ impl Exec<'_> {
     /// `rd = f(rs1)` in the lanes of `mask`.
     #[inline(never)]
     fn map1(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32) -> u32) {
-        let a = row_array(&wave.regs, op.rs1);
-        self.blend(wave, op.rd, mask, a.map(f));
+        let a = row_ref(&wave.regs, op.rs1);
+        let mut out = [0u32; LANES];
+        for (o, &x) in out.iter_mut().zip(a) {
+            *o = f(x);
+        }
+        self.blend(wave, op.rd, mask, out);
     }
 
     /// `rd = f(rs1, rs2)` in the lanes of `mask`.
     #[inline(never)]
     fn map2(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32, u32) -> u32) {
-        let (a, b) = (row_array(&wave.regs, op.rs1), row_array(&wave.regs, op.rs2));
+        let (a, b) = (row_ref(&wave.regs, op.rs1), row_ref(&wave.regs, op.rs2));
         let mut out = [0u32; LANES];
-        for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
+        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
             *o = f(x, y);
         }
         self.blend(wave, op.rd, mask, out);
@@ -644,13 +657,10 @@ impl Exec<'_> {
     /// `rd = f(rs1, rs2, rs3)` in the lanes of `mask`.
     #[inline(never)]
     fn map3(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32, u32, u32) -> u32) {
-        let (a, b, c) = (
-            row_array(&wave.regs, op.rs1),
-            row_array(&wave.regs, op.rs2),
-            row_array(&wave.regs, op.rs3),
-        );
+        let regs = &wave.regs;
+        let (a, b, c) = (row_ref(regs, op.rs1), row_ref(regs, op.rs2), row_ref(regs, op.rs3));
         let mut out = [0u32; LANES];
-        for (((o, x), y), z) in out.iter_mut().zip(a).zip(b).zip(c) {
+        for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c) {
             *o = f(x, y, z);
         }
         self.blend(wave, op.rd, mask, out);
@@ -658,13 +668,9 @@ impl Exec<'_> {
 
     /// `rd = rs1 * rs2 + rs3` with one rounding, using the CPU's FMA when it has one.
     fn fma(&self, wave: &mut Wave, op: &Op, mask: u64) {
-        let (a, b, c) = (
-            row_array(&wave.regs, op.rs1),
-            row_array(&wave.regs, op.rs2),
-            row_array(&wave.regs, op.rs3),
-        );
+        let regs = &wave.regs;
         let mut out = [0u32; LANES];
-        fma_rows(&a, &b, &c, &mut out);
+        fma_rows(row_ref(regs, op.rs1), row_ref(regs, op.rs2), row_ref(regs, op.rs3), &mut out);
         self.blend(wave, op.rd, mask, out);
     }
 
@@ -707,8 +713,17 @@ impl Exec<'_> {
 
     /// The out-of-bounds trap for lane `lane`'s access at `addr`.
     #[cold]
-    fn out_of_bounds(&self, wave: &Wave, op: &Op, lane: usize, addr: i64, size: usize, local: bool) -> Trap {
-        let (space, len) = if local { ("local", self.local.len()) } else { ("device", self.device.len()) };
+    fn out_of_bounds(
+        &self,
+        wave: &Wave,
+        op: &Op,
+        lane: usize,
+        addr: i64,
+        size: usize,
+        local: bool,
+    ) -> Trap {
+        let (space, len) =
+            if local { ("local", self.local.len()) } else { ("device", self.device.len()) };
         self.trap(
             Some(wave),
             Some(op),
@@ -765,6 +780,32 @@ impl Exec<'_> {
             }
         };
         match size {
+            // Every lane active: check the lowest and highest address once, then gather.
+            4 if mask == self.full => {
+                let addrs = row_ref(&wave.regs, op.rs1);
+                let w = self.w;
+                let (lo, hi) =
+                    addrs[..w].iter().fold((u32::MAX, 0), |(lo, hi), &a| (lo.min(a), hi.max(a)));
+                let fits =
+                    i64::from(lo) + offset >= 0 && i64::from(hi) + offset + 4 <= mem.len() as i64;
+                if !fits {
+                    for l in 0..w {
+                        at(wave, l)?;
+                    }
+                }
+                let mut out = [0u32; LANES];
+                for (o, &a) in out.iter_mut().zip(&addrs[..w]) {
+                    let a = (i64::from(a) + offset) as usize;
+                    let word: [u8; 4] =
+                        mem.get(a..a + 4).and_then(|b| b.try_into().ok()).unwrap_or([0; 4]);
+                    *o = u32::from_le_bytes(word);
+                }
+                if let Some(Ok(dst)) =
+                    wave.regs.get_mut(rd..rd + LANES).map(<&mut [u32; LANES]>::try_from)
+                {
+                    *dst = out;
+                }
+            }
             4 => {
                 for l in lanes(mask) {
                     let a = at(wave, l)?;
