@@ -735,8 +735,8 @@ impl Exec<'_> {
         )
     }
 
-    /// The byte offset of every lane's access in `mask`, checked against the memory size:
-    /// `addrs[lane]`, or the trap of the first lane out of bounds.
+    /// The byte offset of every lane's access in `mask`, checked against the memory size,
+    /// indexed by lane; or the trap of the first lane out of bounds.
     fn addresses(
         &self,
         wave: &Wave,
@@ -745,8 +745,8 @@ impl Exec<'_> {
         size: usize,
         local: bool,
         offset: i64,
-        addrs: &mut [usize; 64],
-    ) -> Result<(), Trap> {
+    ) -> Result<[usize; LANES], Trap> {
+        let mut addrs = [0usize; LANES];
         let len = if local { self.local.len() } else { self.device.len() } as i64;
         let base = &wave.regs[self.row(op.rs1)];
         for l in lanes(mask) {
@@ -756,7 +756,7 @@ impl Exec<'_> {
             }
             addrs[l] = addr as usize;
         }
-        Ok(())
+        Ok(addrs)
     }
 
     fn load(
@@ -853,8 +853,7 @@ impl Exec<'_> {
         local: bool,
     ) -> Result<(), Trap> {
         let size = 1usize << width;
-        let mut addrs = [0usize; 64];
-        self.addresses(wave, op, mask, size, local, i64::from(op.imm), &mut addrs)?;
+        let addrs = self.addresses(wave, op, mask, size, local, i64::from(op.imm))?;
         let rs2 = usize::from(op.rs2) * LANES;
         let mem: &mut [u8] = if local { &mut self.local } else { self.device };
         for l in lanes(mask) {
@@ -884,8 +883,7 @@ impl Exec<'_> {
         local: bool,
     ) -> Result<(), Trap> {
         let size = if ty.is_64() { 8 } else { 4 };
-        let mut addrs = [0usize; 64];
-        self.addresses(wave, op, mask, size, local, 0, &mut addrs)?;
+        let addrs = self.addresses(wave, op, mask, size, local, 0)?;
         for l in lanes(mask) {
             let at = addrs[l];
             let value = if ty.is_64() {
