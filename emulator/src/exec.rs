@@ -410,6 +410,17 @@ impl Exec<'_> {
 
     fn workgroup(&mut self, args: &[u32]) -> Result<(), Trap> {
         self.stats.workgroups += 1;
+        // Launching a wave costs one step, so that even a kernel with no instructions over an
+        // enormous grid ends at the budget.
+        self.steps = self.steps.saturating_add(u64::from(self.num_waves));
+        if self.steps > self.max_steps {
+            return Err(self.trap(
+                None,
+                None,
+                None,
+                format!("instruction budget exceeded: {} wave-instructions and wave launches (raise --max-steps if the dispatch is meant to run longer)", self.max_steps),
+            ));
+        }
         self.local.fill(0);
         let w = self.w;
         let [sx, sy, _] = self.wg_size;
