@@ -151,6 +151,8 @@ pub(crate) struct Op {
 /// A decoded kernel.
 pub(crate) struct Program {
     pub ops: Vec<Op>,
+    /// The encoded instructions, for traces.
+    pub insts: Vec<Inst>,
     /// Registers the kernel declares (R).
     pub registers: usize,
     /// Constant rows: (row, value); rows start at `registers`.
@@ -250,7 +252,8 @@ pub(crate) fn decode(module: &Module, kernel: &Kernel) -> Result<Program, Decode
         ops.push(decoded);
     }
     link_blocks(&mut ops)?;
-    Ok(Program { ops, registers, constants, uses_mma })
+    let insts = insts.into_iter().map(|(_, inst)| inst).collect();
+    Ok(Program { ops, insts, registers, constants, uses_mma })
 }
 
 fn registers_used(inst: &Inst) -> Vec<(u8, u8)> {

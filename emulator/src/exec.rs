@@ -94,7 +94,8 @@ struct Exec<'a> {
     wg_size: [u32; 3],
     grid: [u32; 3],
     num_waves: u32,
-    trace: Option<Vec<String>>,
+    trace: Option<Vec<crate::TraceEvent>>,
+    trace_truncated: bool,
     waves: Vec<Wave>,
 }
 
@@ -247,6 +248,7 @@ pub(crate) fn run(
         grid: dispatch.grid,
         num_waves: threads.div_ceil(w as u64) as u32,
         trace: dispatch.trace.then(Vec::new),
+        trace_truncated: false,
         waves: Vec::new(),
     };
     for z in 0..dispatch.grid[2] {
@@ -259,6 +261,7 @@ pub(crate) fn run(
     }
     outcome.stats = exec.stats;
     outcome.trace = exec.trace.unwrap_or_default();
+    outcome.trace_truncated = exec.trace_truncated;
     Ok(outcome)
 }
 
@@ -597,22 +600,24 @@ impl Exec<'_> {
             self.stats.instructions += 1;
             self.stats.lane_ops += u64::from(mask.count_ones());
             if let Some(trace) = self.trace.as_mut() {
-                let mut text = String::new();
-                if let Some((_, inst)) =
-                    self.module.instructions(self.kernel).find(|(pc, _)| *pc == op.pc)
-                {
-                    wave_isa::write_inst(&inst, &mut text, &|_| None);
+                if trace.len() < crate::TRACE_LIMIT {
+                    let mut text = String::new();
+                    if let Some(inst) = self.prog.insts.get(wave.pc) {
+                        wave_isa::write_inst(inst, &mut text, &|_| None);
+                    }
+                    trace.push(crate::TraceEvent {
+                        step: self.steps,
+                        workgroup: self.wg_id,
+                        wave: wave.id,
+                        pc: op.pc,
+                        mask,
+                        wave_width: w as u32,
+                        class: op.class,
+                        text,
+                    });
+                } else {
+                    self.trace_truncated = true;
                 }
-                trace.push(format!(
-                    "wg({},{},{}) wave {} pc 0x{:04x} mask {:0width$b}  {text}",
-                    self.wg_id[0],
-                    self.wg_id[1],
-                    self.wg_id[2],
-                    wave.id,
-                    op.pc,
-                    mask.reverse_bits() >> (64 - w),
-                    width = w
-                ));
             }
             wave.pc += 1;
             self.stats.by_class[usize::from(op.class)] += 1;

@@ -46,7 +46,7 @@ pub struct Dispatch {
     pub args: Vec<(String, u32)>,
     /// Instruction budget in wave-instructions.
     pub max_steps: u64,
-    /// Record one trace line per wave-instruction.
+    /// Record one [`TraceEvent`] per wave-instruction.
     pub trace: bool,
 }
 
@@ -69,10 +69,110 @@ impl Default for Dispatch {
 pub struct Outcome {
     /// Counters.
     pub stats: Stats,
-    /// Trace lines, when asked for.
-    pub trace: Vec<String>,
+    /// One event per wave-instruction, when asked for (at most [`TRACE_LIMIT`]).
+    pub trace: Vec<TraceEvent>,
+    /// Whether the trace stopped at [`TRACE_LIMIT`] events.
+    pub trace_truncated: bool,
     /// Warnings about the dispatch (e.g. W = 4 below the spec minimum).
     pub warnings: Vec<String>,
+}
+
+/// The most trace events one run records.
+pub const TRACE_LIMIT: usize = 1_000_000;
+
+/// One executed wave-instruction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceEvent {
+    /// Steps executed before it in the whole run (its time).
+    pub step: u64,
+    /// Workgroup id.
+    pub workgroup: [u32; 3],
+    /// Wave within the workgroup.
+    pub wave: u32,
+    /// Byte offset of the instruction.
+    pub pc: u32,
+    /// Lanes that executed it.
+    pub mask: u64,
+    /// W.
+    pub wave_width: u32,
+    /// 0 ALU, 1 memory, 2 wave operation, 3 control flow.
+    pub class: u8,
+    /// Its canonical text.
+    pub text: String,
+}
+
+impl TraceEvent {
+    /// The class as a word.
+    pub fn class_name(&self) -> &'static str {
+        ["alu", "memory", "wave", "control"][usize::from(self.class & 3)]
+    }
+}
+
+impl fmt::Display for TraceEvent {
+    /// `wg(0,0,0) wave 1 pc 0x0018 mask 11110000  iadd r1, r2, r3`, lane 0 first.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let w = self.wave_width as usize;
+        let lanes: String =
+            (0..w).map(|l| if self.mask >> l & 1 == 1 { '1' } else { '.' }).collect();
+        write!(
+            f,
+            "wg({},{},{}) wave {} pc 0x{:04x} {lanes}  {}",
+            self.workgroup[0], self.workgroup[1], self.workgroup[2], self.wave, self.pc, self.text
+        )
+    }
+}
+
+/// Writes `events` in the Chrome trace event format (viewable in Perfetto and
+/// chrome://tracing): one process per workgroup, one thread per wave, one complete event
+/// per wave-instruction at its step.
+pub fn chrome_trace(events: &[TraceEvent]) -> String {
+    use fmt::Write as _;
+    let mut out = String::from("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+    let mut named: std::collections::HashSet<([u32; 3], Option<u32>)> = Default::default();
+    let pid = |wg: [u32; 3]| u64::from(wg[0]) | (u64::from(wg[1]) << 20) | (u64::from(wg[2]) << 40);
+    let mut first = true;
+    let mut sep = |out: &mut String| {
+        if !first {
+            out.push_str(",\n");
+        }
+        first = false;
+    };
+    for e in events {
+        if named.insert((e.workgroup, None)) {
+            sep(&mut out);
+            let [x, y, z] = e.workgroup;
+            let _ = write!(
+                out,
+                "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"name\":\"workgroup ({x},{y},{z})\"}}}}",
+                pid(e.workgroup)
+            );
+        }
+        if named.insert((e.workgroup, Some(e.wave))) {
+            sep(&mut out);
+            let _ = write!(
+                out,
+                "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":\"wave {}\"}}}}",
+                pid(e.workgroup),
+                e.wave,
+                e.wave
+            );
+        }
+        sep(&mut out);
+        let text = e.text.replace('\\', "\\\\").replace('"', "\\\"");
+        let _ = write!(
+            out,
+            "{{\"name\":\"{text}\",\"cat\":\"{}\",\"ph\":\"X\",\"ts\":{},\"dur\":1,\"pid\":{},\"tid\":{},\"args\":{{\"pc\":\"0x{:x}\",\"active_lanes\":{},\"mask\":\"0x{:x}\"}}}}",
+            e.class_name(),
+            e.step,
+            pid(e.workgroup),
+            e.wave,
+            e.pc,
+            e.mask.count_ones(),
+            e.mask
+        );
+    }
+    out.push_str("\n]}\n");
+    out
 }
 
 /// Why a run stopped: a fault of the program or a dispatch that cannot run.

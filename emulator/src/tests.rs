@@ -243,27 +243,57 @@ fn every_limit_gives_a_clear_error() {
     let mut memory = vec![0u8; 64];
     // An empty kernel over 2^32 workgroups stops at the budget, quickly.
     let empty = module(".kernel k\n.workgroup_size 1\n.end\n");
-    let e = run(&empty, &Dispatch { grid: [u32::MAX, u32::MAX, u32::MAX], wave_width: 8, max_steps: 10_000, ..Dispatch::default() }, &mut memory).unwrap_err();
+    let e = run(
+        &empty,
+        &Dispatch {
+            grid: [u32::MAX, u32::MAX, u32::MAX],
+            wave_width: 8,
+            max_steps: 10_000,
+            ..Dispatch::default()
+        },
+        &mut memory,
+    )
+    .unwrap_err();
     assert!(e.message.starts_with("instruction budget exceeded"), "{e}");
     let halt = module(".kernel k\n    halt\n.end\n");
     for (dispatch, expected) in [
-        (Dispatch { workgroup: Some([2048, 1, 1]), ..Dispatch::default() }, "exceed MAX_WORKGROUP_SIZE"),
+        (
+            Dispatch { workgroup: Some([2048, 1, 1]), ..Dispatch::default() },
+            "exceed MAX_WORKGROUP_SIZE",
+        ),
         (Dispatch { workgroup: Some([0, 1, 1]), ..Dispatch::default() }, "at least 1"),
-        (Dispatch { workgroup: Some([8, 1, 1]), wave_width: 12, ..Dispatch::default() }, "wave width 12"),
+        (
+            Dispatch { workgroup: Some([8, 1, 1]), wave_width: 12, ..Dispatch::default() },
+            "wave width 12",
+        ),
         (Dispatch::default(), "no workgroup size"),
-        (Dispatch { kernel: Some("nope".into()), workgroup: Some([8, 1, 1]), ..Dispatch::default() }, "no kernel `nope`"),
+        (
+            Dispatch {
+                kernel: Some("nope".into()),
+                workgroup: Some([8, 1, 1]),
+                ..Dispatch::default()
+            },
+            "no kernel `nope`",
+        ),
     ] {
         let e = run(&halt, &dispatch, &mut memory).unwrap_err();
         assert!(e.message.contains(expected), "{e} (expected {expected})");
     }
     let big_local = module(".kernel k\n.local_memory 1000000\n.workgroup_size 8\n    halt\n.end\n");
-    let e = run(&big_local, &Dispatch { wave_width: 8, ..Dispatch::default() }, &mut memory).unwrap_err();
+    let e = run(&big_local, &Dispatch { wave_width: 8, ..Dispatch::default() }, &mut memory)
+        .unwrap_err();
     assert!(e.message.contains("exceed LOCAL_MEMORY_SIZE"), "{e}");
     let two = module(".kernel a\n    halt\n.end\n.kernel b\n    halt\n.end\n");
-    let e = run(&two, &Dispatch { workgroup: Some([8, 1, 1]), ..Dispatch::default() }, &mut memory).unwrap_err();
+    let e = run(&two, &Dispatch { workgroup: Some([8, 1, 1]), ..Dispatch::default() }, &mut memory)
+        .unwrap_err();
     assert!(e.message.contains("several kernels"), "{e}");
     // W = 4 runs, with a warning.
-    let outcome = run(&halt, &Dispatch { workgroup: Some([8, 1, 1]), wave_width: 4, ..Dispatch::default() }, &mut memory).unwrap();
+    let outcome = run(
+        &halt,
+        &Dispatch { workgroup: Some([8, 1, 1]), wave_width: 4, ..Dispatch::default() },
+        &mut memory,
+    )
+    .unwrap();
     assert!(outcome.warnings[0].contains("below the spec minimum"));
 }
 
@@ -275,7 +305,17 @@ fn runs_are_deterministic() {
     let mut first: Option<Vec<u8>> = None;
     for _ in 0..3 {
         let mut memory = vec![0u8; 64 + 4 * 64 * 8];
-        run(&a.module, &Dispatch { grid: [8, 1, 1], wave_width: 16, args: vec![("out".into(), 0)], ..Dispatch::default() }, &mut memory).unwrap();
+        run(
+            &a.module,
+            &Dispatch {
+                grid: [8, 1, 1],
+                wave_width: 16,
+                args: vec![("out".into(), 0)],
+                ..Dispatch::default()
+            },
+            &mut memory,
+        )
+        .unwrap();
         match &first {
             None => first = Some(memory),
             Some(f) => assert_eq!(f, &memory),

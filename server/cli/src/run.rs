@@ -41,6 +41,9 @@ pub(crate) struct RunArgs {
     /// Print one line per wave-instruction with its active mask.
     #[arg(long)]
     trace: bool,
+    /// Write the trace in the Chrome trace event format (open it in Perfetto).
+    #[arg(long, value_name = "FILE")]
+    trace_json: Option<PathBuf>,
     /// Print counters: instructions by class, active-lane utilisation, barrier waits, memory traffic.
     #[arg(long)]
     stats: bool,
@@ -165,7 +168,7 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
         None => wave_emulator::Dispatch::default(),
     };
     dispatch.max_steps = a.max_steps;
-    dispatch.trace = a.trace;
+    dispatch.trace = a.trace || a.trace_json.is_some();
     if let Some(k) = a.kernel {
         dispatch.kernel = Some(k);
     }
@@ -250,6 +253,13 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
             for w in &outcome.warnings {
                 eprintln!("warning: {w}");
             }
+            if outcome.trace_truncated {
+                eprintln!("warning: the trace stopped after {} events", wave_emulator::TRACE_LIMIT);
+            }
+            if let Some(path) = &a.trace_json {
+                std::fs::write(path, wave_emulator::chrome_trace(&outcome.trace))
+                    .map_err(|e| usage(format!("cannot write `{}`: {e}", path.display())))?;
+            }
             if a.json {
                 let s = &outcome.stats;
                 let _ = write!(
@@ -287,9 +297,10 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
                 }
                 out.push_str("]}\n");
             } else {
-                for line in &outcome.trace {
-                    out.push_str(line);
-                    out.push('\n');
+                if a.trace {
+                    for event in &outcome.trace {
+                        let _ = writeln!(out, "{event}");
+                    }
                 }
                 for d in &dumps {
                     let _ = write!(out, "{} {}[{}]:", d.offset, d.elem.name(), d.count);
