@@ -97,6 +97,9 @@ struct Exec<'a> {
     trace: Option<Vec<crate::TraceEvent>>,
     trace_truncated: bool,
     waves: Vec<Wave>,
+    /// Warnings found while running, and the pcs already noted.
+    notes: Vec<String>,
+    shuffle_notes: Vec<u32>,
 }
 
 fn dispatch_error(kernel: &str, message: String) -> Trap {
@@ -250,6 +253,8 @@ pub(crate) fn run(
         trace: dispatch.trace.then(Vec::new),
         trace_truncated: false,
         waves: Vec::new(),
+        notes: Vec::new(),
+        shuffle_notes: Vec::new(),
     };
     for z in 0..dispatch.grid[2] {
         for y in 0..dispatch.grid[1] {
@@ -262,6 +267,7 @@ pub(crate) fn run(
     outcome.stats = exec.stats;
     outcome.trace = exec.trace.unwrap_or_default();
     outcome.trace_truncated = exec.trace_truncated;
+    outcome.warnings.append(&mut exec.notes);
     Ok(outcome)
 }
 
@@ -973,6 +979,30 @@ impl Exec<'_> {
         Ok(())
     }
 
+    /// Records, once per instruction, that a shuffle read an inactive or out-of-range lane
+    /// (the reader got its own value, docs/emulator.md): worth knowing in a debugger.
+    #[cold]
+    fn note_own_value(&mut self, op: &Op, lanes: u32) {
+        if self.shuffle_notes.contains(&op.pc) || self.shuffle_notes.len() >= 64 {
+            return;
+        }
+        self.shuffle_notes.push(op.pc);
+        let line =
+            self.module.line_at(op.pc).map(|l| format!(" (line {})", l.line)).unwrap_or_default();
+        let name = self
+            .prog
+            .insts
+            .iter()
+            .zip(&self.prog.ops)
+            .find(|(_, o)| o.pc == op.pc)
+            .and_then(|(i, _)| i.info())
+            .map_or("shuffle", |info| info.mnemonic);
+        self.notes.push(format!(
+            "`{name}` at pc 0x{:x}{line} read an inactive or out-of-range lane for {lanes} lane(s), which got their own value",
+            op.pc
+        ));
+    }
+
     fn pred_value(&self, wave: &Wave, (p, negate): (u8, bool)) -> u64 {
         let v = wave.preds[usize::from(p & 3)];
         if negate { !v } else { v }
@@ -1121,8 +1151,9 @@ impl Exec<'_> {
             | Code::ShuffleDown
             | Code::ShuffleXor
             | Code::Broadcast => {
-                let src = wave.regs[self.row(op.rs1)].to_vec();
-                let sel = wave.regs[self.row(op.rs2)].to_vec();
+                let src = *row_ref(&wave.regs, op.rs1);
+                let sel = *row_ref(&wave.regs, op.rs2);
+                let mut own = 0u32;
                 for l in lanes(mask) {
                     let s = u64::from(sel[l]);
                     let from = match op.code {
@@ -1135,9 +1166,15 @@ impl Exec<'_> {
                         Some(from) if from < w as u64 && mask >> from & 1 == 1 => {
                             src[from as usize]
                         }
-                        _ => src[l],
+                        _ => {
+                            own += 1;
+                            src[l]
+                        }
                     };
                     wave.regs[usize::from(op.rd) * LANES + l] = v;
+                }
+                if own > 0 {
+                    self.note_own_value(op, own);
                 }
             }
             Code::Ballot => {
