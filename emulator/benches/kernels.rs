@@ -190,7 +190,7 @@ fn report(rows: &[Row], w: u32) {
             r.emulated.as_secs_f64() / r.native.as_secs_f64()
         );
     }
-    if let Some(sgemm) = rows.first() {
+    if let Some(sgemm) = rows.iter().find(|r| r.name == "sgemm") {
         let rate = sgemm.lane_ops as f64 / sgemm.emulated.as_secs_f64() / 1e9;
         let ratio = sgemm.emulated.as_secs_f64() / sgemm.native.as_secs_f64();
         println!(
@@ -203,97 +203,110 @@ fn report(rows: &[Row], w: u32) {
 
 fn main() {
     let w = std::env::var("WAVE_WIDTH").ok().and_then(|v| v.parse().ok()).unwrap_or(32);
+    // WAVE_BENCH=name runs one kernel (for profiling).
+    let only = std::env::var("WAVE_BENCH").ok();
+    let wanted = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let mut rows = Vec::new();
+    let mut lane_ops = 0;
 
     // SGEMM with small integer values so that every order of summation is exact.
-    let a: Vec<f32> = (0..N * N).map(|i| ((i * 7) % 5) as f32).collect();
-    let b: Vec<f32> = (0..N * N).map(|i| ((i * 3) % 4) as f32).collect();
-    let module = wave_asm::assemble(SGEMM, "sgemm.wave").module;
-    let (ab, bb, cb) = (0, N * N * 4, 2 * N * N * 4);
-    let mut memory = vec![0u8; 3 * N * N * 4];
-    put(&mut memory, ab, &a.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
-    put(&mut memory, bb, &b.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
-    let dispatch = Dispatch {
-        grid: [16, 16, 1],
-        wave_width: w,
-        args: vec![
-            ("a".into(), ab as u32),
-            ("b".into(), bb as u32),
-            ("c".into(), cb as u32),
-            ("n".into(), N as u32),
-        ],
-        ..Dispatch::default()
-    };
-    let mut lane_ops = 0;
-    let emulated = best(3, || {
-        let outcome = run(&module, &dispatch, &mut memory).expect("sgemm runs");
-        lane_ops = outcome.stats.lane_ops;
-    });
-    let mut c = vec![0f32; N * N];
-    let native = best(3, || {
-        for i in 0..N {
-            for j in 0..N {
-                let mut acc = 0f32;
-                for k in 0..N {
-                    acc = a[i * N + k].mul_add(b[k * N + j], acc);
+    if wanted("sgemm") {
+        let a: Vec<f32> = (0..N * N).map(|i| ((i * 7) % 5) as f32).collect();
+        let b: Vec<f32> = (0..N * N).map(|i| ((i * 3) % 4) as f32).collect();
+        let module = wave_asm::assemble(SGEMM, "sgemm.wave").module;
+        let (ab, bb, cb) = (0, N * N * 4, 2 * N * N * 4);
+        let mut memory = vec![0u8; 3 * N * N * 4];
+        put(&mut memory, ab, &a.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+        put(&mut memory, bb, &b.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+        let dispatch = Dispatch {
+            grid: [16, 16, 1],
+            wave_width: w,
+            args: vec![
+                ("a".into(), ab as u32),
+                ("b".into(), bb as u32),
+                ("c".into(), cb as u32),
+                ("n".into(), N as u32),
+            ],
+            ..Dispatch::default()
+        };
+        let emulated = best(3, || {
+            let outcome = run(&module, &dispatch, &mut memory).expect("sgemm runs");
+            lane_ops = outcome.stats.lane_ops;
+        });
+        let mut c = vec![0f32; N * N];
+        let native = best(3, || {
+            for i in 0..N {
+                for j in 0..N {
+                    let mut acc = 0f32;
+                    for k in 0..N {
+                        acc = a[i * N + k].mul_add(b[k * N + j], acc);
+                    }
+                    c[i * N + j] = acc;
                 }
-                c[i * N + j] = acc;
             }
-        }
-        black_box(&c);
-    });
-    let got = get(&memory, cb, N * N);
-    assert!(got.iter().zip(&c).all(|(g, e)| *g == e.to_bits()), "SGEMM results differ from native");
-    rows.push(Row { name: "sgemm", lane_ops, emulated, native });
+            black_box(&c);
+        });
+        let got = get(&memory, cb, N * N);
+        assert!(
+            got.iter().zip(&c).all(|(g, e)| *g == e.to_bits()),
+            "SGEMM results differ from native"
+        );
+        rows.push(Row { name: "sgemm", lane_ops, emulated, native });
+    }
 
-    // Reduction of 1 M values.
     let count = 1 << 20;
-    let data: Vec<u32> = (0..count as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 20).collect();
-    let module = wave_asm::assemble(REDUCE, "reduce.wave").module;
-    let mut memory = vec![0u8; count * 4 + 64];
-    put(&mut memory, 0, &data);
-    let out = count * 4;
-    let dispatch = Dispatch {
-        grid: [(count / 1024) as u32, 1, 1],
-        wave_width: w,
-        args: vec![("data".into(), 0), ("out".into(), out as u32), ("n".into(), count as u32)],
-        ..Dispatch::default()
-    };
-    let emulated = best(3, || {
-        put(&mut memory, out, &[0]);
-        lane_ops = run(&module, &dispatch, &mut memory).expect("reduce runs").stats.lane_ops;
-    });
-    let mut sum = 0u32;
-    let native = best(3, || {
-        sum = black_box(&data).iter().fold(0u32, |s, v| s.wrapping_add(*v));
-    });
-    assert_eq!(get(&memory, out, 1)[0], sum, "reduction differs from native");
-    rows.push(Row { name: "reduce", lane_ops, emulated, native });
+    // Reduction of 1 M values.
+    if wanted("reduce") {
+        let data: Vec<u32> =
+            (0..count as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 20).collect();
+        let module = wave_asm::assemble(REDUCE, "reduce.wave").module;
+        let mut memory = vec![0u8; count * 4 + 64];
+        put(&mut memory, 0, &data);
+        let out = count * 4;
+        let dispatch = Dispatch {
+            grid: [(count / 1024) as u32, 1, 1],
+            wave_width: w,
+            args: vec![("data".into(), 0), ("out".into(), out as u32), ("n".into(), count as u32)],
+            ..Dispatch::default()
+        };
+        let emulated = best(3, || {
+            put(&mut memory, out, &[0]);
+            lane_ops = run(&module, &dispatch, &mut memory).expect("reduce runs").stats.lane_ops;
+        });
+        let mut sum = 0u32;
+        let native = best(3, || {
+            sum = black_box(&data).iter().fold(0u32, |s, v| s.wrapping_add(*v));
+        });
+        assert_eq!(get(&memory, out, 1)[0], sum, "reduction differs from native");
+        rows.push(Row { name: "reduce", lane_ops, emulated, native });
+    }
 
     // Histogram of 1 MiB of bytes.
-    let bytes: Vec<u8> =
-        (0..count as u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
-    let module = wave_asm::assemble(HISTOGRAM, "histogram.wave").module;
-    let mut memory = vec![0u8; count + 1024];
-    memory[..count].copy_from_slice(&bytes);
-    let dispatch = Dispatch {
-        grid: [(count / 4096) as u32, 1, 1],
-        wave_width: w,
-        args: vec![("data".into(), 0), ("bins".into(), count as u32)],
-        ..Dispatch::default()
-    };
-    let emulated = best(3, || {
-        memory[count..].fill(0);
-        lane_ops = run(&module, &dispatch, &mut memory).expect("histogram runs").stats.lane_ops;
-    });
-    let mut bins = [0u32; 256];
-    let native = best(3, || {
-        bins = [0; 256];
-        for b in black_box(&bytes) {
-            bins[usize::from(*b)] += 1;
-        }
-    });
-    assert_eq!(get(&memory, count, 256), bins.to_vec(), "histogram differs from native");
-    rows.push(Row { name: "histogram", lane_ops, emulated, native });
+    if wanted("histogram") {
+        let bytes: Vec<u8> =
+            (0..count as u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+        let module = wave_asm::assemble(HISTOGRAM, "histogram.wave").module;
+        let mut memory = vec![0u8; count + 1024];
+        memory[..count].copy_from_slice(&bytes);
+        let dispatch = Dispatch {
+            grid: [(count / 4096) as u32, 1, 1],
+            wave_width: w,
+            args: vec![("data".into(), 0), ("bins".into(), count as u32)],
+            ..Dispatch::default()
+        };
+        let emulated = best(3, || {
+            memory[count..].fill(0);
+            lane_ops = run(&module, &dispatch, &mut memory).expect("histogram runs").stats.lane_ops;
+        });
+        let mut bins = [0u32; 256];
+        let native = best(3, || {
+            bins = [0; 256];
+            for b in black_box(&bytes) {
+                bins[usize::from(*b)] += 1;
+            }
+        });
+        assert_eq!(get(&memory, count, 256), bins.to_vec(), "histogram differs from native");
+        rows.push(Row { name: "histogram", lane_ops, emulated, native });
+    }
     report(&rows, w);
 }

@@ -906,25 +906,12 @@ impl Exec<'_> {
     ) -> Result<(), Trap> {
         let size = if ty.is_64() { 8 } else { 4 };
         let addrs = self.addresses(wave, op, mask, size, local, 0)?;
-        for l in lanes(mask) {
-            let at = addrs[l];
-            let value = if ty.is_64() {
-                self.pair(wave, op.rs2, l)
-            } else {
-                u64::from(self.reg(wave, op.rs2, l))
-            };
-            let compare = if ty.is_64() {
-                self.pair(wave, op.rs3, l)
-            } else {
-                u64::from(self.reg(wave, op.rs3, l))
-            };
-            let mem: &mut [u8] = if local { &mut self.local } else { self.device };
-            let mut raw = [0u8; 8];
-            raw[..size].copy_from_slice(&mem[at..at + size]);
-            let old = u64::from_le_bytes(raw);
-            let signed = matches!(ty, AtomicType::I32 | AtomicType::I64);
-            let sx = |v: u64| if size == 4 { i64::from(v as u32 as i32) } else { v as i64 };
-            let new = match kind {
+        let signed = matches!(ty, AtomicType::I32 | AtomicType::I64);
+        // The operation on 64-bit values; 32-bit values are zero-extended, and compared
+        // sign-extended where signed.
+        let sx = |v: u64| if size == 4 { i64::from(v as u32 as i32) } else { v as i64 };
+        let combine = |old: u64, value: u64, compare: u64| -> u64 {
+            match kind {
                 0 if ty == AtomicType::F32 => {
                     u64::from((f(old as u32) + f(value as u32)).to_bits())
                 }
@@ -958,13 +945,43 @@ impl Exec<'_> {
                         old
                     }
                 }
+            }
+        };
+        let mem: &mut [u8] = if local { &mut self.local } else { self.device };
+        let (rs2, rs3, rd) =
+            (usize::from(op.rs2) * LANES, usize::from(op.rs3) * LANES, usize::from(op.rd) * LANES);
+        if size == 4 {
+            for l in lanes(mask) {
+                let at = addrs[l];
+                let Some(Ok(cell)) = mem.get_mut(at..at + 4).map(<&mut [u8; 4]>::try_from) else {
+                    continue;
+                };
+                let old = u32::from_le_bytes(*cell);
+                let new = combine(
+                    u64::from(old),
+                    u64::from(wave.regs[rs2 + l]),
+                    u64::from(wave.regs[rs3 + l]),
+                );
+                *cell = (new as u32).to_le_bytes();
+                if rd != 0 {
+                    wave.regs[rd + l] = old;
+                }
+            }
+        } else {
+            let pair = |regs: &[u32], row: usize, l: usize| {
+                u64::from(regs[row + l]) | (u64::from(regs[row + LANES + l]) << 32)
             };
-            mem[at..at + size].copy_from_slice(&new.to_le_bytes()[..size]);
-            if op.rd != 0 {
-                if ty.is_64() {
-                    self.set_pair(wave, op.rd, l, old);
-                } else {
-                    wave.regs[usize::from(op.rd) * LANES + l] = old as u32;
+            for l in lanes(mask) {
+                let at = addrs[l];
+                let Some(Ok(cell)) = mem.get_mut(at..at + 8).map(<&mut [u8; 8]>::try_from) else {
+                    continue;
+                };
+                let old = u64::from_le_bytes(*cell);
+                let new = combine(old, pair(&wave.regs, rs2, l), pair(&wave.regs, rs3, l));
+                *cell = new.to_le_bytes();
+                if rd != 0 {
+                    wave.regs[rd + l] = old as u32;
+                    wave.regs[rd + LANES + l] = (old >> 32) as u32;
                 }
             }
         }
