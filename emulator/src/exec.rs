@@ -466,13 +466,17 @@ impl Exec<'_> {
                 .collect();
         }
         for wave in waves.iter_mut() {
-            wave.regs.fill(0);
-            for (r, value) in args.iter().enumerate() {
-                wave.regs[r * LANES..r * LANES + LANES].fill(*value);
-            }
-            for (i, value) in self.prog.constants.iter().enumerate() {
-                let r = self.prog.registers + i;
-                wave.regs[r * LANES..r * LANES + LANES].fill(*value);
+            // Only the W real lanes of each row need their start value: the scratch lanes
+            // above W are never read.
+            for (r, row) in wave.regs.chunks_exact_mut(LANES).enumerate() {
+                let value = if r < args.len() {
+                    args[r]
+                } else if r >= self.prog.registers {
+                    self.prog.constants.get(r - self.prog.registers).copied().unwrap_or(0)
+                } else {
+                    0
+                };
+                row[..w].fill(value);
             }
             wave.preds = [0; 4];
             wave.alive =
