@@ -627,9 +627,14 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
                 for entry in entries {
                     let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
                     let path = entry.path();
+                    let name = entry.file_name();
+                    // A crate's manifest and build output are not cases.
                     if path.is_dir() {
-                        stack.push(path);
-                    } else if path.extension().is_some_and(|e| e == "toml") {
+                        if name != "target" {
+                            stack.push(path);
+                        }
+                    } else if path.extension().is_some_and(|e| e == "toml") && name != "Cargo.toml"
+                    {
                         out.push(path);
                     }
                 }

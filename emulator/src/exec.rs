@@ -10,7 +10,7 @@
 //!   frame (`else`, `endif`, `endloop`, or the return of a call), which restores lanes.
 
 use wave_isa::AtomicType;
-use wave_wbin::{Kernel, Module};
+use wave_wbin::Module;
 
 use crate::decode::{Code, Op, Program, decode};
 use crate::{Dispatch, Outcome, Trap};
@@ -52,53 +52,58 @@ impl Stats {
 }
 
 #[derive(Clone, Copy, Debug)]
-enum Frame {
+pub(crate) enum Frame {
     If { saved: u64, else_mask: u64, at: u32 },
     Loop { saved: u64, cont: u64, at: u32 },
     Call { saved: u64, ret: u32 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
+pub(crate) enum State {
     Running,
     AtBarrier,
     Done,
 }
 
-struct Wave {
-    id: u32,
-    regs: Vec<u32>,
-    preds: [u64; 4],
-    active: u64,
-    alive: u64,
-    pc: usize,
-    frames: Vec<Frame>,
-    state: State,
+#[derive(Clone)]
+pub(crate) struct Wave {
+    pub(crate) id: u32,
+    pub(crate) regs: Vec<u32>,
+    pub(crate) preds: [u64; 4],
+    pub(crate) active: u64,
+    pub(crate) alive: u64,
+    pub(crate) pc: usize,
+    pub(crate) frames: Vec<Frame>,
+    pub(crate) state: State,
     /// Per-lane thread ids x, y, z.
     tid: [[u32; 64]; 3],
 }
 
-struct Exec<'a> {
-    module: &'a Module,
-    kernel: &'a Kernel,
-    prog: &'a Program,
-    w: usize,
+/// A dispatch in progress: the module, the decoded kernel, device memory, and the state of
+/// the current workgroup. It owns everything, so that a debugging [`crate::Session`] can keep
+/// it between steps.
+pub(crate) struct Exec {
+    pub(crate) module: Module,
+    pub(crate) kernel_name: String,
+    pub(crate) prog: Program,
+    pub(crate) w: usize,
     full: u64,
-    device: &'a mut [u8],
-    local: Vec<u8>,
-    steps: u64,
+    pub(crate) device: Vec<u8>,
+    args: Vec<u32>,
+    pub(crate) local: Vec<u8>,
+    pub(crate) steps: u64,
     max_steps: u64,
     max_call_depth: usize,
-    stats: Stats,
-    wg_id: [u32; 3],
-    wg_size: [u32; 3],
-    grid: [u32; 3],
-    num_waves: u32,
+    pub(crate) stats: Stats,
+    pub(crate) wg_id: [u32; 3],
+    pub(crate) wg_size: [u32; 3],
+    pub(crate) grid: [u32; 3],
+    pub(crate) num_waves: u32,
     trace: Option<Vec<crate::TraceEvent>>,
     trace_truncated: bool,
-    waves: Vec<Wave>,
+    pub(crate) waves: Vec<Wave>,
     /// Warnings found while running, and the pcs already noted.
-    notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     shuffle_notes: Vec<u32>,
 }
 
@@ -114,11 +119,13 @@ fn dispatch_error(kernel: &str, message: String) -> Trap {
     }
 }
 
-pub(crate) fn run(
+/// Checks a dispatch and decodes its kernel: a ready [`Exec`] with `device` as its memory,
+/// and the dispatch's warnings.
+pub(crate) fn prepare(
     module: &Module,
     dispatch: &Dispatch,
-    device: &mut [u8],
-) -> Result<Outcome, Trap> {
+    device: Vec<u8>,
+) -> Result<(Exec, Vec<String>), Trap> {
     let kernel = match &dispatch.kernel {
         Some(name) => match module.kernel(name) {
             Some((_, k)) => k,
@@ -234,13 +241,13 @@ pub(crate) fn run(
         });
     }
     let w = w as usize;
-    let mut exec = Exec {
-        module,
-        kernel,
-        prog: &prog,
+    let exec = Exec {
+        module: module.clone(),
+        kernel_name: name.to_owned(),
         w,
         full: if w == 64 { u64::MAX } else { (1u64 << w) - 1 },
         device,
+        args,
         local: vec![0; kernel.local_memory as usize],
         steps: 0,
         max_steps: dispatch.max_steps,
@@ -255,17 +262,25 @@ pub(crate) fn run(
         waves: Vec::new(),
         notes: Vec::new(),
         shuffle_notes: Vec::new(),
+        prog,
     };
-    for z in 0..dispatch.grid[2] {
-        for y in 0..dispatch.grid[1] {
-            for x in 0..dispatch.grid[0] {
-                exec.wg_id = [x, y, z];
-                exec.workgroup(&args)?;
-            }
-        }
-    }
-    outcome.stats = exec.stats;
-    outcome.trace = exec.trace.unwrap_or_default();
+    Ok((exec, outcome.warnings))
+}
+
+/// Runs a whole dispatch over `device`. Device memory is copied in and back out (also after
+/// a trap, so that what the program wrote before the fault can be inspected).
+pub(crate) fn run(
+    module: &Module,
+    dispatch: &Dispatch,
+    device: &mut [u8],
+) -> Result<Outcome, Trap> {
+    let (mut exec, warnings) = prepare(module, dispatch, device.to_vec())?;
+    let result = exec.run_all();
+    device.copy_from_slice(&exec.device);
+    result?;
+    let mut outcome = Outcome { warnings, ..Outcome::default() };
+    outcome.stats = std::mem::take(&mut exec.stats);
+    outcome.trace = exec.trace.take().unwrap_or_default();
     outcome.trace_truncated = exec.trace_truncated;
     outcome.warnings.append(&mut exec.notes);
     Ok(outcome)
@@ -397,7 +412,7 @@ fn set_half(old: u32, hi: bool, value: f64) -> u32 {
     if hi { (old & 0xFFFF) | (h << 16) } else { (old & 0xFFFF_0000) | h }
 }
 
-impl Exec<'_> {
+impl Exec {
     fn trap(
         &self,
         wave: Option<&Wave>,
@@ -408,7 +423,7 @@ impl Exec<'_> {
         let pc = op.map(|o| o.pc);
         Trap {
             message,
-            kernel: self.kernel.name.clone(),
+            kernel: self.kernel_name.clone(),
             pc,
             line: pc.and_then(|pc| self.module.line_at(pc)).map(|l| l.line),
             workgroup: Some(self.wg_id),
@@ -417,7 +432,26 @@ impl Exec<'_> {
         }
     }
 
-    fn workgroup(&mut self, args: &[u32]) -> Result<(), Trap> {
+    /// Runs every workgroup of the grid in order.
+    pub(crate) fn run_all(&mut self) -> Result<(), Trap> {
+        let [gx, gy, gz] = self.grid;
+        for z in 0..gz {
+            for y in 0..gy {
+                for x in 0..gx {
+                    self.begin_workgroup([x, y, z])?;
+                    let mut waves = std::mem::take(&mut self.waves);
+                    let result = self.run_waves(&mut waves);
+                    self.waves = waves;
+                    result?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts workgroup `id`: local memory and every wave reset.
+    pub(crate) fn begin_workgroup(&mut self, id: [u32; 3]) -> Result<(), Trap> {
+        self.wg_id = id;
         self.stats.workgroups += 1;
         // Launching a wave costs one step, so that even a kernel with no instructions over an
         // enormous grid ends at the budget.
@@ -469,8 +503,8 @@ impl Exec<'_> {
             // Only the W real lanes of each row need their start value: the scratch lanes
             // above W are never read.
             for (r, row) in wave.regs.chunks_exact_mut(LANES).enumerate() {
-                let value = if r < args.len() {
-                    args[r]
+                let value = if r < self.args.len() {
+                    self.args[r]
                 } else if r >= self.prog.registers {
                     self.prog.constants.get(r - self.prog.registers).copied().unwrap_or(0)
                 } else {
@@ -486,9 +520,8 @@ impl Exec<'_> {
             wave.frames.clear();
             wave.state = if wave.alive == 0 { State::Done } else { State::Running };
         }
-        let result = self.run_waves(&mut waves);
         self.waves = waves;
-        result
+        Ok(())
     }
 
     fn run_waves(&mut self, waves: &mut [Wave]) -> Result<(), Trap> {
@@ -498,45 +531,58 @@ impl Exec<'_> {
                     self.run_wave(wave)?;
                 }
             }
-            let waiting = waves.iter().filter(|w| w.state == State::AtBarrier).count();
-            if waiting == 0 {
+            if self.barrier_state(waves)? {
                 return Ok(());
             }
-            if waves.iter().any(|w| w.state == State::Done) {
-                let mut at = Vec::new();
-                for wave in waves.iter() {
-                    let op = self.prog.ops.get(wave.pc.saturating_sub(1));
-                    let line = op.and_then(|o| self.module.line_at(o.pc)).map(|l| l.line);
-                    let place = match (wave.state, op, line) {
-                        (State::Done, _, _) => "finished".to_owned(),
-                        (_, Some(o), Some(l)) => {
-                            format!("waits at the barrier at pc 0x{:x} (line {l})", o.pc)
-                        }
-                        (_, Some(o), None) => format!("waits at the barrier at pc 0x{:x}", o.pc),
-                        _ => "waits".to_owned(),
-                    };
-                    at.push(format!("wave {} {place}", wave.id));
-                }
-                return Err(Trap {
-                    message: format!(
-                        "deadlock: {waiting} of {} waves wait at a barrier that finished waves can never reach ({})",
-                        waves.len(),
-                        at.join("; ")
-                    ),
-                    kernel: self.kernel.name.clone(),
-                    pc: None,
-                    line: None,
-                    workgroup: Some(self.wg_id),
-                    wave: None,
-                    lane: None,
-                });
+        }
+    }
+
+    /// With no wave running: releases a barrier every wave reached and returns `false`, or
+    /// returns `true` when every wave has finished; a barrier that finished waves can never
+    /// reach is a deadlock.
+    pub(crate) fn barrier_state(&self, waves: &mut [Wave]) -> Result<bool, Trap> {
+        let waiting = waves.iter().filter(|w| w.state == State::AtBarrier).count();
+        if waiting == 0 {
+            return Ok(waves.iter().all(|w| w.state == State::Done));
+        }
+        if waves.iter().any(|w| w.state == State::Running) {
+            return Ok(false);
+        }
+        if waves.iter().any(|w| w.state == State::Done) {
+            let mut at = Vec::new();
+            for wave in waves.iter() {
+                let op = self.prog.ops.get(wave.pc.saturating_sub(1));
+                let line = op.and_then(|o| self.module.line_at(o.pc)).map(|l| l.line);
+                let place = match (wave.state, op, line) {
+                    (State::Done, _, _) => "finished".to_owned(),
+                    (_, Some(o), Some(l)) => {
+                        format!("waits at the barrier at pc 0x{:x} (line {l})", o.pc)
+                    }
+                    (_, Some(o), None) => format!("waits at the barrier at pc 0x{:x}", o.pc),
+                    _ => "waits".to_owned(),
+                };
+                at.push(format!("wave {} {place}", wave.id));
             }
-            for wave in waves.iter_mut() {
-                if wave.state == State::AtBarrier {
-                    wave.state = State::Running;
-                }
+            return Err(Trap {
+                message: format!(
+                    "deadlock: {waiting} of {} waves wait at a barrier that finished waves can never reach ({})",
+                    waves.len(),
+                    at.join("; ")
+                ),
+                kernel: self.kernel_name.clone(),
+                pc: None,
+                line: None,
+                workgroup: Some(self.wg_id),
+                wave: None,
+                lane: None,
+            });
+        }
+        for wave in waves.iter_mut() {
+            if wave.state == State::AtBarrier {
+                wave.state = State::Running;
             }
         }
+        Ok(false)
     }
 
     /// Removes `lanes` from the frames above index `floor` (exclusive).
@@ -585,54 +631,61 @@ impl Exec<'_> {
     }
 
     fn run_wave(&mut self, wave: &mut Wave) -> Result<(), Trap> {
-        let w = self.w;
-        let ops = &self.prog.ops;
         while wave.state == State::Running {
-            let Some(&op) = ops.get(wave.pc) else {
-                // Falling off the end halts the remaining lanes.
-                wave.state = State::Done;
-                return Ok(());
-            };
-            if self.steps >= self.max_steps {
-                return Err(self.trap(
-                    Some(wave),
-                    Some(&op),
-                    None,
-                    format!("instruction budget exceeded: {} wave-instructions (raise --max-steps if the kernel is meant to run longer)", self.max_steps),
-                ));
-            }
-            self.steps += 1;
-            let mask = match op.guard {
-                None => wave.active,
-                Some((p, false)) => wave.active & wave.preds[usize::from(p)],
-                Some((p, true)) => wave.active & !wave.preds[usize::from(p)],
-            };
-            self.stats.instructions += 1;
-            self.stats.lane_ops += u64::from(mask.count_ones());
-            if let Some(trace) = self.trace.as_mut() {
-                if trace.len() < crate::TRACE_LIMIT {
-                    let mut text = String::new();
-                    if let Some(inst) = self.prog.insts.get(wave.pc) {
-                        wave_isa::write_inst(inst, &mut text, &|_| None);
-                    }
-                    trace.push(crate::TraceEvent {
-                        step: self.steps,
-                        workgroup: self.wg_id,
-                        wave: wave.id,
-                        pc: op.pc,
-                        mask,
-                        wave_width: w as u32,
-                        class: op.class,
-                        text,
-                    });
-                } else {
-                    self.trace_truncated = true;
-                }
-            }
-            wave.pc += 1;
-            self.stats.by_class[usize::from(op.class)] += 1;
-            self.step(wave, &op, mask)?;
+            self.step_one(wave)?;
         }
+        Ok(())
+    }
+
+    /// Executes the next instruction of a running wave.
+    #[inline(always)]
+    pub(crate) fn step_one(&mut self, wave: &mut Wave) -> Result<(), Trap> {
+        let w = self.w;
+        let Some(&op) = self.prog.ops.get(wave.pc) else {
+            // Falling off the end halts the remaining lanes.
+            wave.state = State::Done;
+            return Ok(());
+        };
+        if self.steps >= self.max_steps {
+            return Err(self.trap(
+                Some(wave),
+                Some(&op),
+                None,
+                format!("instruction budget exceeded: {} wave-instructions (raise --max-steps if the kernel is meant to run longer)", self.max_steps),
+            ));
+        }
+        self.steps += 1;
+        let mask = match op.guard {
+            None => wave.active,
+            Some((p, false)) => wave.active & wave.preds[usize::from(p)],
+            Some((p, true)) => wave.active & !wave.preds[usize::from(p)],
+        };
+        self.stats.instructions += 1;
+        self.stats.lane_ops += u64::from(mask.count_ones());
+        if self.trace.is_some() {
+            let mut text = String::new();
+            if let Some(inst) = self.prog.insts.get(wave.pc) {
+                wave_isa::write_inst(inst, &mut text, &|_| None);
+            }
+            let trace = self.trace.get_or_insert_with(Vec::new);
+            if trace.len() < crate::TRACE_LIMIT {
+                trace.push(crate::TraceEvent {
+                    step: self.steps,
+                    workgroup: self.wg_id,
+                    wave: wave.id,
+                    pc: op.pc,
+                    mask,
+                    wave_width: w as u32,
+                    class: op.class,
+                    text,
+                });
+            } else {
+                self.trace_truncated = true;
+            }
+        }
+        wave.pc += 1;
+        self.stats.by_class[usize::from(op.class)] += 1;
+        self.step(wave, &op, mask)?;
         Ok(())
     }
 
@@ -796,7 +849,7 @@ impl Exec<'_> {
         let size = 1usize << width;
         let (base, rd) = (usize::from(op.rs1) * LANES, usize::from(op.rd) * LANES);
         let offset = i64::from(op.imm);
-        let mem: &[u8] = if local { &self.local } else { self.device };
+        let mem: &[u8] = if local { &self.local } else { &self.device };
         // Lanes before a faulting one may already hold their value: the run stops anyway.
         let at = |wave: &Wave, l: usize| -> Result<usize, Trap> {
             let addr = i64::from(wave.regs[base + l]) + offset;
@@ -881,7 +934,7 @@ impl Exec<'_> {
         let size = 1usize << width;
         let addrs = self.addresses(wave, op, mask, size, local, i64::from(op.imm))?;
         let rs2 = usize::from(op.rs2) * LANES;
-        let mem: &mut [u8] = if local { &mut self.local } else { self.device };
+        let mem: &mut [u8] = if local { &mut self.local } else { &mut self.device };
         for l in lanes(mask) {
             let at = addrs[l];
             for i in 0..size.div_ceil(4) {
@@ -951,7 +1004,7 @@ impl Exec<'_> {
                 }
             }
         };
-        let mem: &mut [u8] = if local { &mut self.local } else { self.device };
+        let mem: &mut [u8] = if local { &mut self.local } else { &mut self.device };
         let (rs2, rs3, rd) =
             (usize::from(op.rs2) * LANES, usize::from(op.rs3) * LANES, usize::from(op.rd) * LANES);
         if size == 4 {

@@ -15,12 +15,14 @@
 
 mod decode;
 mod exec;
+mod session;
 
 use std::fmt;
 
 use wave_wbin::Module;
 
 pub use exec::Stats;
+pub use session::{Block, Session, Snapshot, Stop, WaveState, WaveView};
 
 /// The wave widths the emulator runs: the spec's minimum of 8 up to 64, and 4 for programs
 /// written for the reference toolchain (with a warning).

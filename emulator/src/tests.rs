@@ -322,3 +322,71 @@ fn runs_are_deterministic() {
         }
     }
 }
+
+#[test]
+fn a_session_steps_lanes_explains_inactive_ones_and_steps_back() {
+    let source = ".kernel k
+.param out: ptr
+.workgroup_size 16
+    mov r1, sr_thread_id_x
+    icmp.lt p0, r1, 3
+    loop
+        if p0
+            break p0
+        endif
+        iadd r2, r2, 1
+        icmp.ge p1, r2, 2
+        break p1
+    endloop
+    shl r3, r1, 2
+    iadd r3, r3, out
+    device_store.u32 r3, r2
+.end
+";
+    let a = wave_asm::assemble(source, "s.wave");
+    let dispatch = Dispatch { wave_width: 8, args: vec![("out".into(), 0)], ..Dispatch::default() };
+    let mut session = Session::new(&a.module, &dispatch, vec![0u8; 256]).unwrap();
+    assert_eq!(session.waves().len(), 2);
+    // Step wave 0 to just after `break p0` (mov, icmp, loop, if, break).
+    for _ in 0..5 {
+        assert_eq!(session.step(0).unwrap(), Stop::Step);
+    }
+    let view = &session.waves()[0];
+    assert_eq!(view.active, 0, "lanes 0-2 broke; the others wait for the if to end");
+    assert_eq!(view.line, Some(9), "the wave skips to the endif");
+    assert_eq!(view.blocks.iter().map(|b| b.kind).collect::<Vec<_>>(), ["loop", "if"]);
+    let broke = session.inactive_reason(0, 1).unwrap();
+    assert!(broke.contains("left the loop at line 6"), "{broke}");
+    let waiting = session.inactive_reason(0, 5).unwrap();
+    assert!(waiting.contains("off since the `if` at line 7"), "{waiting}");
+    assert!(session.inactive_reason(0, 9).unwrap().contains("no lane 9"));
+    // Registers and predicates per lane.
+    assert_eq!(session.register(0, 1, 5), Some(5));
+    assert_eq!(session.predicates(0).unwrap()[0] & 0xFF, 0b111);
+    // Snapshot, run on, come back.
+    let snapshot = session.snapshot();
+    let steps = session.steps();
+    assert_eq!(session.step(0).unwrap(), Stop::Step);
+    assert!(session.steps() > steps);
+    session.restore(&snapshot);
+    assert_eq!(session.steps(), steps);
+    assert_eq!(session.waves()[0].line, Some(9));
+    // Change a lane's register and run to the store: lane 7 counts from 0 again.
+    assert!(session.set_register(0, 2, 7, 100));
+    let store_pc = a.placed.iter().find(|p| p.inst.opcode == 0x39).map(|p| p.offset).unwrap();
+    assert_eq!(
+        session.run_until(&[store_pc], 1000).unwrap(),
+        Stop::Breakpoint { wave: 0, pc: store_pc }
+    );
+    assert_eq!(session.run_until(&[], 1000).unwrap(), Stop::Finished);
+    let out = words(session.device(), 0, 16);
+    // Lanes 0-2 broke at once; lane 7 started at 100 and left after one iteration.
+    assert_eq!(&out[..8], &[0, 0, 0, 2, 2, 2, 2, 101]);
+    assert_eq!(&out[8..], &[2; 8]);
+    // Without interference the session computes what `run` computes.
+    let mut memory = vec![0u8; 256];
+    run(&a.module, &dispatch, &mut memory).unwrap();
+    let mut again = Session::new(&a.module, &dispatch, vec![0u8; 256]).unwrap();
+    assert_eq!(again.run_until(&[], 10_000).unwrap(), Stop::Finished);
+    assert_eq!(again.device(), &memory[..]);
+}
