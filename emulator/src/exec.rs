@@ -1263,7 +1263,7 @@ impl Exec {
                 self.set_pred(wave, op.rd, mask, |_| result);
             }
             Code::PrefixSum => {
-                let src = wave.regs[self.row(op.rs1)].to_vec();
+                let src = *row_ref(&wave.regs, op.rs1);
                 let mut sum = 0u32;
                 for l in lanes(mask) {
                     wave.regs[usize::from(op.rd) * LANES + l] = sum;
@@ -1271,18 +1271,18 @@ impl Exec {
                 }
             }
             Code::Reduce(kind) => {
-                let src = wave.regs[self.row(op.rs1)].to_vec();
-                let mut values = lanes(mask).map(|l| src[l]);
-                let first = values.next();
-                if let Some(first) = first {
-                    let total = values.fold(first, |acc, v| match kind {
-                        0 => acc.wrapping_add(v),
-                        1 => (acc as i32).min(v as i32) as u32,
-                        2 => (acc as i32).max(v as i32) as u32,
-                        3 => acc & v,
-                        4 => acc | v,
-                        _ => acc ^ v,
-                    });
+                if mask != 0 {
+                    let src = *row_ref(&wave.regs, op.rs1);
+                    let values = lanes(mask).map(|l| src[l]);
+                    // One loop per operation, no per-lane dispatch.
+                    let total = match kind {
+                        0 => values.fold(0u32, u32::wrapping_add),
+                        1 => values.map(|v| v as i32).min().unwrap_or(0) as u32,
+                        2 => values.map(|v| v as i32).max().unwrap_or(0) as u32,
+                        3 => values.fold(u32::MAX, |a, v| a & v),
+                        4 => values.fold(0, |a, v| a | v),
+                        _ => values.fold(0, |a, v| a ^ v),
+                    };
                     for l in lanes(mask) {
                         wave.regs[usize::from(op.rd) * LANES + l] = total;
                     }
