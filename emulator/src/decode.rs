@@ -161,13 +161,6 @@ pub(crate) struct Program {
     pub uses_mma: Option<u32>,
 }
 
-impl Program {
-    /// Rows in a wave's register file: R plus constant rows.
-    pub fn rows(&self) -> usize {
-        self.registers + self.constants.len()
-    }
-}
-
 /// Why a kernel cannot be decoded.
 pub(crate) struct DecodeFailure {
     pub pc: u32,
@@ -181,15 +174,30 @@ fn fail<T>(pc: u32, message: impl Into<String>) -> Result<T, DecodeFailure> {
 pub(crate) fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeFailure> {
     let insts: Vec<(u32, Inst)> = module.instructions(kernel).collect();
     let registers = usize::from(kernel.registers.max(1));
+    if kernel.params.len() > registers {
+        return fail(
+            kernel.code.start,
+            format!(
+                "the kernel has {} parameters but {} registers: parameters are preloaded into r0, r1, ...",
+                kernel.params.len(),
+                registers
+            ),
+        );
+    }
+    // Immediates become constant rows after the registers, one per distinct value.
     let mut constants: Vec<u32> = Vec::new();
-    let constant_row = |value: u32, constants: &mut Vec<u32>| -> u16 {
-        match constants.iter().position(|c| *c == value) {
-            Some(i) => (registers + i) as u16,
-            None => {
-                constants.push(value);
-                (registers + constants.len() - 1) as u16
-            }
+    let mut constant_index: std::collections::HashMap<u32, u16> = std::collections::HashMap::new();
+    let mut constant_row = |value: u32, pc: u32| -> Result<u16, DecodeFailure> {
+        if let Some(&row) = constant_index.get(&value) {
+            return Ok(row);
         }
+        let row = registers + constants.len();
+        let Ok(row) = u16::try_from(row) else {
+            return fail(pc, "more distinct immediates than the emulator's 65,535 register rows");
+        };
+        constants.push(value);
+        constant_index.insert(value, row);
+        Ok(row)
     };
     let mut ops = Vec::with_capacity(insts.len());
     let mut uses_mma = None;
@@ -219,9 +227,9 @@ pub(crate) fn decode(module: &Module, kernel: &Kernel) -> Result<Program, Decode
         for operand in op.operands {
             match operand {
                 Operand::RegOrImm(_) if inst.has_immediate_source() => {
-                    decoded.rs2 = constant_row(ext, &mut constants);
+                    decoded.rs2 = constant_row(ext, pc)?;
                 }
-                Operand::Imm(_) => decoded.rs1 = constant_row(ext, &mut constants),
+                Operand::Imm(_) => decoded.rs1 = constant_row(ext, pc)?,
                 Operand::Address { offset: true } => decoded.imm = ext as i32,
                 _ => {}
             }
@@ -251,7 +259,17 @@ pub(crate) fn decode(module: &Module, kernel: &Kernel) -> Result<Program, Decode
         }
         ops.push(decoded);
     }
-    link_blocks(&mut ops)?;
+    let depths = link_blocks(&mut ops)?;
+    // A function must start outside every block: a call into the middle of an `if` or a loop
+    // would close blocks it never opened.
+    for op in &ops {
+        if op.code == Code::Call && depths.get(op.target as usize).copied().unwrap_or(0) != 0 {
+            return fail(
+                op.pc,
+                "the call target is inside an `if` or a loop; functions must start outside every block",
+            );
+        }
+    }
     let insts = insts.into_iter().map(|(_, inst)| inst).collect();
     Ok(Program { ops, insts, registers, constants, uses_mma })
 }
@@ -273,8 +291,9 @@ fn registers_used(inst: &Inst) -> Vec<(u8, u8)> {
     used
 }
 
-/// Matches structured control flow and fills in targets.
-fn link_blocks(ops: &mut [Op]) -> Result<(), DecodeFailure> {
+/// Matches structured control flow and fills in targets; returns each instruction's block
+/// nesting depth.
+fn link_blocks(ops: &mut [Op]) -> Result<Vec<u32>, DecodeFailure> {
     #[derive(Clone, Copy)]
     enum Open {
         If(usize),
@@ -283,8 +302,10 @@ fn link_blocks(ops: &mut [Op]) -> Result<(), DecodeFailure> {
     }
     let mut stack: Vec<Open> = Vec::new();
     let mut loop_members: Vec<Vec<usize>> = Vec::new();
+    let mut depths = Vec::with_capacity(ops.len());
     for i in 0..ops.len() {
         let pc = ops[i].pc;
+        depths.push(stack.len() as u32);
         match ops[i].code {
             Code::If => stack.push(Open::If(i)),
             Code::Else => match stack.pop() {
@@ -328,7 +349,7 @@ fn link_blocks(ops: &mut [Op]) -> Result<(), DecodeFailure> {
         Some(Open::If(at) | Open::Else(at, _) | Open::Loop(at)) => {
             fail(ops[*at].pc, "this block is never closed")
         }
-        None => Ok(()),
+        None => Ok(depths),
     }
 }
 

@@ -86,6 +86,8 @@ pub(crate) struct Exec {
     pub(crate) module: Module,
     pub(crate) kernel_name: String,
     pub(crate) prog: Program,
+    /// The immediates as rows of 64 equal lanes, shared by every wave.
+    const_rows: Vec<u32>,
     pub(crate) w: usize,
     full: u64,
     pub(crate) device: Vec<u8>,
@@ -195,6 +197,22 @@ pub(crate) fn prepare(
             ),
         ));
     }
+    // Spec 2.6: a dispatch whose workgroup does not fit on a core (register file, wave slots,
+    // local memory) is rejected.
+    let occupancy = wave_isa::target::occupancy(
+        &wave_isa::target::Constants { wave_width: w, ..limits },
+        wave_isa::target::KernelResources {
+            registers: u32::from(kernel.registers),
+            local_memory: kernel.local_memory,
+            workgroup_threads: threads as u32,
+        },
+    );
+    if let Some(rejection) = occupancy.rejections.first() {
+        return Err(dispatch_error(
+            name,
+            format!("the workgroup does not fit on a core: {rejection}"),
+        ));
+    }
     // Arguments by name: every parameter needs one, and no unknown names.
     let mut args = Vec::with_capacity(kernel.params.len());
     for p in &kernel.params {
@@ -262,6 +280,7 @@ pub(crate) fn prepare(
         waves: Vec::new(),
         notes: Vec::new(),
         shuffle_notes: Vec::new(),
+        const_rows: prog.constants.iter().flat_map(|&c| [c; LANES]).collect(),
         prog,
     };
     Ok((exec, outcome.warnings))
@@ -369,8 +388,15 @@ fn f(x: u32) -> f32 {
     f32::from_bits(x)
 }
 
+/// The bits of a binary64 result, with the canonical quiet NaN.
+fn bits64(x: f64) -> u64 {
+    if x.is_nan() { 0x7FF8_0000_0000_0000 } else { x.to_bits() }
+}
+
+/// The bits of an arithmetic result. Every NaN an operation produces is the canonical quiet
+/// NaN 0x7FC00000, whatever the host CPU would give, so results are the same on every machine.
 fn bits(x: f32) -> u32 {
-    x.to_bits()
+    if x.is_nan() { 0x7FC0_0000 } else { x.to_bits() }
 }
 
 fn fmin(a: f32, b: f32) -> f32 {
@@ -408,7 +434,8 @@ fn half_of(x: u32, hi: bool) -> f64 {
 }
 
 fn set_half(old: u32, hi: bool, value: f64) -> u32 {
-    let h = u32::from(half::f16::from_f64(value).to_bits());
+    // The canonical binary16 quiet NaN, as for binary32.
+    let h = if value.is_nan() { 0x7E00 } else { u32::from(half::f16::from_f64(value).to_bits()) };
     if hi { (old & 0xFFFF) | (h << 16) } else { (old & 0xFFFF_0000) | h }
 }
 
@@ -455,7 +482,11 @@ impl Exec {
         self.stats.workgroups += 1;
         // Launching a wave costs one step, so that even a kernel with no instructions over an
         // enormous grid ends at the budget.
-        self.steps = self.steps.saturating_add(u64::from(self.num_waves));
+        // Resetting registers and local memory costs a step per 256 words too, so that the
+        // budget bounds the run time of any dispatch.
+        let words = u64::from(self.num_waves) * self.prog.registers as u64 * self.w as u64
+            + self.local.len() as u64 / 4;
+        self.steps = self.steps.saturating_add(u64::from(self.num_waves) + words / 256);
         if self.steps > self.max_steps {
             return Err(self.trap(
                 None,
@@ -468,7 +499,8 @@ impl Exec {
         let w = self.w;
         let [sx, sy, _] = self.wg_size;
         let threads = self.wg_size.iter().product::<u32>() as usize;
-        let rows = self.prog.rows();
+        // Waves hold the kernel's registers; constant rows are shared (`const_rows`).
+        let rows = self.prog.registers;
         // Waves are allocated once per run and reset for each workgroup.
         let mut waves = std::mem::take(&mut self.waves);
         if waves.is_empty() {
@@ -503,14 +535,7 @@ impl Exec {
             // Only the W real lanes of each row need their start value: the scratch lanes
             // above W are never read.
             for (r, row) in wave.regs.chunks_exact_mut(LANES).enumerate() {
-                let value = if r < self.args.len() {
-                    self.args[r]
-                } else if r >= self.prog.registers {
-                    self.prog.constants.get(r - self.prog.registers).copied().unwrap_or(0)
-                } else {
-                    0
-                };
-                row[..w].fill(value);
+                row[..w].fill(self.args.get(r).copied().unwrap_or(0));
             }
             wave.preds = [0; 4];
             wave.alive =
@@ -642,8 +667,14 @@ impl Exec {
     pub(crate) fn step_one(&mut self, wave: &mut Wave) -> Result<(), Trap> {
         let w = self.w;
         let Some(&op) = self.prog.ops.get(wave.pc) else {
-            // Falling off the end halts the remaining lanes.
-            wave.state = State::Done;
+            // Falling off the end of the code halts the lanes that got there; lanes still
+            // waiting in enclosing blocks (an `else` not yet run, the caller of a function
+            // that has no `return`) carry on.
+            let gone = wave.active;
+            wave.alive &= !gone;
+            Self::retire(wave, gone, 0);
+            wave.active = 0;
+            self.settle(wave);
             return Ok(());
         };
         if self.steps >= self.max_steps {
@@ -711,10 +742,22 @@ impl Exec {
         }
     }
 
+    /// Source row `r`: a register of the wave, or (at and above R) a constant row shared by
+    /// every wave.
+    #[inline(always)]
+    fn src<'s>(&'s self, wave: &'s Wave, r: u16) -> &'s [u32; LANES] {
+        let r_usize = usize::from(r);
+        if r_usize < self.prog.registers {
+            row_ref(&wave.regs, r)
+        } else {
+            row_ref(&self.const_rows, (r_usize - self.prog.registers) as u16)
+        }
+    }
+
     /// `rd = f(rs1)` in the lanes of `mask`.
     #[inline(never)]
     fn map1(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32) -> u32) {
-        let a = row_ref(&wave.regs, op.rs1);
+        let a = self.src(wave, op.rs1);
         let mut out = [0u32; LANES];
         for (o, &x) in out.iter_mut().zip(a) {
             *o = f(x);
@@ -725,7 +768,7 @@ impl Exec {
     /// `rd = f(rs1, rs2)` in the lanes of `mask`.
     #[inline(never)]
     fn map2(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32, u32) -> u32) {
-        let (a, b) = (row_ref(&wave.regs, op.rs1), row_ref(&wave.regs, op.rs2));
+        let (a, b) = (self.src(wave, op.rs1), self.src(wave, op.rs2));
         let mut out = [0u32; LANES];
         for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
             *o = f(x, y);
@@ -736,8 +779,7 @@ impl Exec {
     /// `rd = f(rs1, rs2, rs3)` in the lanes of `mask`.
     #[inline(never)]
     fn map3(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32, u32, u32) -> u32) {
-        let regs = &wave.regs;
-        let (a, b, c) = (row_ref(regs, op.rs1), row_ref(regs, op.rs2), row_ref(regs, op.rs3));
+        let (a, b, c) = (self.src(wave, op.rs1), self.src(wave, op.rs2), self.src(wave, op.rs3));
         let mut out = [0u32; LANES];
         for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c) {
             *o = f(x, y, z);
@@ -747,9 +789,8 @@ impl Exec {
 
     /// `rd = rs1 * rs2 + rs3` with one rounding, using the CPU's FMA when it has one.
     fn fma(&self, wave: &mut Wave, op: &Op, mask: u64) {
-        let regs = &wave.regs;
         let mut out = [0u32; LANES];
-        fma_rows(row_ref(regs, op.rs1), row_ref(regs, op.rs2), row_ref(regs, op.rs3), &mut out);
+        fma_rows(self.src(wave, op.rs1), self.src(wave, op.rs2), self.src(wave, op.rs3), &mut out);
         self.blend(wave, op.rd, mask, out);
     }
 
@@ -781,7 +822,7 @@ impl Exec {
             let a = f64::from_bits(self.pair(wave, op.rs1, l));
             let b = f64::from_bits(self.pair(wave, op.rs2, l));
             let c = f64::from_bits(self.pair(wave, op.rs3, l));
-            let v = f(a, b, c).to_bits();
+            let v = bits64(f(a, b, c));
             self.set_pair(wave, op.rd, l, v);
         }
     }
@@ -1131,7 +1172,13 @@ impl Exec {
             Code::Fceil => self.map1(wave, op, mask, |a| bits(f(a).ceil())),
             Code::Fround => self.map1(wave, op, mask, |a| bits(f(a).round_ties_even())),
             Code::Ftrunc => self.map1(wave, op, mask, |a| bits(f(a).trunc())),
-            Code::Ffract => self.map1(wave, op, mask, |a| bits(f(a) - f(a).floor())),
+            // x - floor(x), kept below 1.0 where the subtraction rounds up to it (tiny
+            // negative x), as GPUs' fract() does.
+            Code::Ffract => self.map1(wave, op, mask, |a| {
+                let x = f(a);
+                let r = x - x.floor();
+                bits(if r >= 1.0 { f32::from_bits(0x3F7F_FFFF) } else { r })
+            }),
             Code::Fsin => self.map1(wave, op, mask, |a| bits(f64::from(f(a)).sin() as f32)),
             Code::Fcos => self.map1(wave, op, mask, |a| bits(f64::from(f(a)).cos() as f32)),
             Code::Fexp2 => self.map1(wave, op, mask, |a| bits(f64::from(f(a)).exp2() as f32)),
@@ -1165,7 +1212,7 @@ impl Exec {
                 }
             }
             Code::Icmp(c) => {
-                let (a, b) = (&wave.regs[self.row(op.rs1)], &wave.regs[self.row(op.rs2)]);
+                let (a, b) = (self.src(wave, op.rs1), self.src(wave, op.rs2));
                 // One loop per condition, so that no lane pays for a jump table.
                 let s = |x: u32| x as i32;
                 let bits = match c {
@@ -1179,7 +1226,7 @@ impl Exec {
                 set_pred_bits(wave, op.rd, mask, bits);
             }
             Code::Ucmp(c) => {
-                let (a, b) = (&wave.regs[self.row(op.rs1)], &wave.regs[self.row(op.rs2)]);
+                let (a, b) = (self.src(wave, op.rs1), self.src(wave, op.rs2));
                 let bits = if c == 0 {
                     compare_bits(a, b, |x, y| x < y)
                 } else {
@@ -1188,7 +1235,7 @@ impl Exec {
                 set_pred_bits(wave, op.rd, mask, bits);
             }
             Code::Fcmp(c) => {
-                let (a, b) = (&wave.regs[self.row(op.rs1)], &wave.regs[self.row(op.rs2)]);
+                let (a, b) = (self.src(wave, op.rs1), self.src(wave, op.rs2));
                 let bits = match c {
                     0 => compare_bits(a, b, |x, y| f(x) == f(y)),
                     1 => compare_bits(a, b, |x, y| f(x) < f(y)),
@@ -1211,10 +1258,8 @@ impl Exec {
                     wave.regs[usize::from(op.rd) * LANES + l] = v;
                 }
             }
-            Code::Fsat => self.map1(wave, op, mask, |a| {
-                let x = f(a);
-                bits(if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) })
-            }),
+            // clamp(x, 0.0, 1.0) with the fmin/fmax rules: NaN and -0.0 give +0.0.
+            Code::Fsat => self.map1(wave, op, mask, |a| bits(fmin(fmax(f(a), 0.0), 1.0))),
             Code::LocalLoad(width) => self.load(wave, op, mask, width, true)?,
             Code::LocalStore(width) => self.store(wave, op, mask, width, true)?,
             Code::DeviceLoad(width) => self.load(wave, op, mask, width, false)?,
@@ -1225,8 +1270,8 @@ impl Exec {
             | Code::ShuffleDown
             | Code::ShuffleXor
             | Code::Broadcast => {
-                let src = *row_ref(&wave.regs, op.rs1);
-                let sel = *row_ref(&wave.regs, op.rs2);
+                let src = *self.src(wave, op.rs1);
+                let sel = *self.src(wave, op.rs2);
                 let mut own = 0u32;
                 for l in lanes(mask) {
                     let s = u64::from(sel[l]);
@@ -1263,7 +1308,7 @@ impl Exec {
                 self.set_pred(wave, op.rd, mask, |_| result);
             }
             Code::PrefixSum => {
-                let src = *row_ref(&wave.regs, op.rs1);
+                let src = *self.src(wave, op.rs1);
                 let mut sum = 0u32;
                 for l in lanes(mask) {
                     wave.regs[usize::from(op.rd) * LANES + l] = sum;
@@ -1272,7 +1317,7 @@ impl Exec {
             }
             Code::Reduce(kind) => {
                 if mask != 0 {
-                    let src = *row_ref(&wave.regs, op.rs1);
+                    let src = *self.src(wave, op.rs1);
                     let values = lanes(mask).map(|l| src[l]);
                     // One loop per operation, no per-lane dispatch.
                     let total = match kind {
@@ -1449,7 +1494,7 @@ impl Exec {
             Code::CvtF64F32 => {
                 for l in lanes(mask) {
                     let v = f64::from(f(self.reg(wave, op.rs1, l)));
-                    self.set_pair(wave, op.rd, l, v.to_bits());
+                    self.set_pair(wave, op.rd, l, bits64(v));
                 }
             }
             Code::Hadd | Code::Hsub | Code::Hmul | Code::Hma => {

@@ -390,3 +390,73 @@ fn a_session_steps_lanes_explains_inactive_ones_and_steps_back() {
     assert_eq!(again.run_until(&[], 10_000).unwrap(), Stop::Finished);
     assert_eq!(again.device(), &memory[..]);
 }
+
+#[test]
+fn review_findings_stay_fixed() {
+    // Falling off the end of a function halts only the lanes that got there.
+    let source = ".kernel main
+.param out: ptr
+.workgroup_size 8
+    mov_special r1, sr_lane_id
+    shift.shl r2, r1, 2
+    iadd r2, out, r2
+    mov_imm r3, 1
+    icmp.lt p0, r1, 4
+    if p0
+        call f
+    else
+        mov_imm r3, 2
+        device_store.u32 [r2], r3
+    endif
+    mov_imm r3, 3
+    device_store.u32 [r2 + 32], r3
+    halt
+f:
+    device_store.u32 [r2 + 64], r3
+.end
+";
+    let (memory, _) = run_source(
+        source,
+        &Dispatch { wave_width: 8, args: vec![("out".into(), 0)], ..Dispatch::default() },
+        256,
+    )
+    .unwrap();
+    assert_eq!(words(&memory, 0, 8), [0, 0, 0, 0, 2, 2, 2, 2]);
+    assert_eq!(words(&memory, 32, 8), [0, 0, 0, 0, 3, 3, 3, 3]);
+    assert_eq!(words(&memory, 64, 8), [1, 1, 1, 1, 0, 0, 0, 0]);
+
+    // A call into the middle of a block is refused before it runs.
+    let source = ".kernel main\n.workgroup_size 8\n    call f\n    halt\n    mov_imm r1, 1\n    icmp.eq p0, r1, 1\n    if p0\nf:\n        nop\n    endif\n    return\n.end\n";
+    let e = run_source(source, &Dispatch { wave_width: 8, ..Dispatch::default() }, 16).unwrap_err();
+    assert!(e.message.contains("call target is inside an `if` or a loop"), "{e}");
+
+    // A .wbin whose kernel has more parameters than registers is refused.
+    let mut module = wave_asm::assemble(
+        ".kernel k\n.param a: u32\n.param b: u32\n.workgroup_size 8\n    halt\n.end\n",
+        "p.wave",
+    )
+    .module;
+    module.kernels[0].registers = 1;
+    let e = run(
+        &module,
+        &Dispatch {
+            wave_width: 8,
+            args: vec![("a".into(), 0), ("b".into(), 0)],
+            ..Dispatch::default()
+        },
+        &mut [0u8; 16],
+    )
+    .unwrap_err();
+    assert!(e.message.contains("2 parameters but 1 registers"), "{e}");
+
+    // fsat(-0.0) is +0.0 like fclamp; NaN results are the canonical quiet NaN on every host;
+    // ffract stays below 1.0.
+    let source = ".kernel k\n.param out: ptr\n.workgroup_size 8\n    mov_imm r1, 0x80000000\n    fsat r2, r1\n    mov_imm r3, 0.0\n    fdiv r4, r3, r3\n    mov_imm r5, -1.0\n    fsqrt r6, r5\n    mov_imm r7, -1e-10\n    ffract r8, r7\n    device_store.u32 [out], r2\n    device_store.u32 [out + 4], r4\n    device_store.u32 [out + 8], r6\n    device_store.u32 [out + 12], r8\n.end\n";
+    let (memory, _) = run_source(
+        source,
+        &Dispatch { wave_width: 8, args: vec![("out".into(), 0)], ..Dispatch::default() },
+        64,
+    )
+    .unwrap();
+    assert_eq!(words(&memory, 0, 4), [0, 0x7FC0_0000, 0x7FC0_0000, 0x3F7F_FFFF]);
+}

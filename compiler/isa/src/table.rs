@@ -476,7 +476,15 @@ pub static OPCODES: &[OpInfo] = &[
         modifier = named(ROUND_MODES, Some(2)),
         aliases = &[("ffloor", &["floor"]), ("fceil", &["ceil"]), ("ftrunc", &["trunc"])]
     ),
-    op!(0x1E, "ffract", Base, Float, UNARY, "6.4", "rd = rs1 - floor(rs1)."),
+    op!(
+        0x1E,
+        "ffract",
+        Base,
+        Float,
+        UNARY,
+        "6.4",
+        "rd = rs1 - floor(rs1), in [0, 1): where the subtraction rounds up to 1.0 (tiny negative rs1) the result is the largest binary32 below 1."
+    ),
     op!(
         0x1F,
         "ftransc",
@@ -576,7 +584,15 @@ pub static OPCODES: &[OpInfo] = &[
         "rd = ps ? rs1 : rs2.",
         modifier = Modifier::PredSrc
     ),
-    op!(0x2C, "fsat", Base, Compare, UNARY, "6.4", "rd = clamp(rs1, 0.0, 1.0); NaN gives 0.0."),
+    op!(
+        0x2C,
+        "fsat",
+        Base,
+        Compare,
+        UNARY,
+        "6.4",
+        "rd = clamp(rs1, 0.0, 1.0) with the fmin/fmax rules: NaN and -0.0 give +0.0."
+    ),
     // Local memory (6.9).
     op!(
         0x30,

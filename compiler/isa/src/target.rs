@@ -114,16 +114,17 @@ pub static PROFILES: &[Profile] = &[
     },
     Profile {
         name: "emulator",
-        description: "the WAVE emulator: W = 32 by default (8, 16, 32, 64 selectable), F64, \
-                      64-bit and F32 atomics, recursion",
+        description: "the WAVE emulator: W = 32 by default (4, 8, 16, 32, 64 selectable), F64, \
+                      64-bit and F32 atomics, recursion; a core holds any one workgroup of up \
+                      to 1024 threads with 256 registers at any width",
         constants: Constants {
             wave_width: 32,
             max_registers: 256,
-            register_file_size: 256 * 1024,
+            register_file_size: 1024 * 1024,
             local_memory_size: 64 * 1024,
             max_workgroup_size: 1024,
             max_workgroups_per_core: 32,
-            max_waves_per_core: 64,
+            max_waves_per_core: 256,
             device_memory_size: 16 << 20,
             cluster_size: 1,
             max_call_depth: 64,
