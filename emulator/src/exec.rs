@@ -20,6 +20,9 @@ use crate::{Dispatch, Outcome, Trap};
 /// scratch that no instruction reads.
 const LANES: usize = 64;
 
+/// The most memory the register rows of one workgroup may take (256 MiB).
+const MAX_WORKGROUP_STATE: u64 = 256 << 20;
+
 /// Counters of one run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -86,8 +89,6 @@ pub(crate) struct Exec {
     pub(crate) module: Module,
     pub(crate) kernel_name: String,
     pub(crate) prog: Program,
-    /// The immediates as rows of 64 equal lanes, shared by every wave.
-    const_rows: Vec<u32>,
     pub(crate) w: usize,
     full: u64,
     pub(crate) device: Vec<u8>,
@@ -247,6 +248,22 @@ pub(crate) fn prepare(
         wave: None,
         lane: None,
     })?;
+    // Each wave keeps a row of W..64 lanes per register and per distinct immediate: bound
+    // the memory a workgroup needs.
+    let waves = threads.div_ceil(u64::from(w));
+    let bytes = waves * (prog.registers + prog.constants.len()) as u64 * (LANES as u64) * 4;
+    if bytes > MAX_WORKGROUP_STATE {
+        return Err(dispatch_error(
+            name,
+            format!(
+                "a workgroup would need {} MiB of register rows ({} registers and {} distinct immediates in each of {waves} waves); the emulator allows {} MiB: use fewer distinct immediates or a smaller workgroup",
+                bytes >> 20,
+                prog.registers,
+                prog.constants.len(),
+                MAX_WORKGROUP_STATE >> 20
+            ),
+        ));
+    }
     if let Some(pc) = prog.uses_mma {
         return Err(Trap {
             message: "CAP_MMA is not supported by the emulator: matrix multiply-accumulate instructions cannot run".into(),
@@ -280,7 +297,6 @@ pub(crate) fn prepare(
         waves: Vec::new(),
         notes: Vec::new(),
         shuffle_notes: Vec::new(),
-        const_rows: prog.constants.iter().flat_map(|&c| [c; LANES]).collect(),
         prog,
     };
     Ok((exec, outcome.warnings))
@@ -356,7 +372,7 @@ fn fma_rows_hardware(a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
 #[inline(always)]
 fn fma_rows_portable(a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
     for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c) {
-        *o = f(x).mul_add(f(y), f(z)).to_bits();
+        *o = bits(f(x).mul_add(f(y), f(z)));
     }
 }
 
@@ -499,8 +515,9 @@ impl Exec {
         let w = self.w;
         let [sx, sy, _] = self.wg_size;
         let threads = self.wg_size.iter().product::<u32>() as usize;
-        // Waves hold the kernel's registers; constant rows are shared (`const_rows`).
-        let rows = self.prog.registers;
+        // A wave's register file: the kernel's R registers, then one row per immediate. The
+        // immediate rows are written once, when the wave is created; no instruction writes them.
+        let rows = self.prog.registers + self.prog.constants.len();
         // Waves are allocated once per run and reset for each workgroup.
         let mut waves = std::mem::take(&mut self.waves);
         if waves.is_empty() {
@@ -519,7 +536,14 @@ impl Exec {
                     }
                     Wave {
                         id,
-                        regs: vec![0u32; rows * LANES],
+                        regs: {
+                            let mut regs = vec![0u32; rows * LANES];
+                            for (i, c) in self.prog.constants.iter().enumerate() {
+                                let at = (self.prog.registers + i) * LANES;
+                                regs[at..at + LANES].fill(*c);
+                            }
+                            regs
+                        },
                         preds: [0; 4],
                         active: alive,
                         alive,
@@ -534,7 +558,8 @@ impl Exec {
         for wave in waves.iter_mut() {
             // Only the W real lanes of each row need their start value: the scratch lanes
             // above W are never read.
-            for (r, row) in wave.regs.chunks_exact_mut(LANES).enumerate() {
+            let registers = self.prog.registers;
+            for (r, row) in wave.regs.chunks_exact_mut(LANES).take(registers).enumerate() {
                 row[..w].fill(self.args.get(r).copied().unwrap_or(0));
             }
             wave.preds = [0; 4];
@@ -742,16 +767,10 @@ impl Exec {
         }
     }
 
-    /// Source row `r`: a register of the wave, or (at and above R) a constant row shared by
-    /// every wave.
+    /// Source row `r`: a register of the wave, or (at and above R) an immediate's row.
     #[inline(always)]
     fn src<'s>(&'s self, wave: &'s Wave, r: u16) -> &'s [u32; LANES] {
-        let r_usize = usize::from(r);
-        if r_usize < self.prog.registers {
-            row_ref(&wave.regs, r)
-        } else {
-            row_ref(&self.const_rows, (r_usize - self.prog.registers) as u16)
-        }
+        row_ref(&wave.regs, r)
     }
 
     /// `rd = f(rs1)` in the lanes of `mask`.
