@@ -302,16 +302,17 @@ pub(crate) fn prepare(
     Ok((exec, outcome.warnings))
 }
 
-/// Runs a whole dispatch over `device`. Device memory is copied in and back out (also after
-/// a trap, so that what the program wrote before the fault can be inspected).
+/// Runs a whole dispatch over `device`. The emulator takes the buffer for the run and gives
+/// it back, also after a trap, so that what the program wrote before the fault can be
+/// inspected.
 pub(crate) fn run(
     module: &Module,
     dispatch: &Dispatch,
-    device: &mut [u8],
+    device: &mut Vec<u8>,
 ) -> Result<Outcome, Trap> {
-    let (mut exec, warnings) = prepare(module, dispatch, device.to_vec())?;
+    let (mut exec, warnings) = prepare(module, dispatch, std::mem::take(device))?;
     let result = exec.run_all();
-    device.copy_from_slice(&exec.device);
+    *device = std::mem::take(&mut exec.device);
     result?;
     let mut outcome = Outcome { warnings, ..Outcome::default() };
     outcome.stats = std::mem::take(&mut exec.stats);

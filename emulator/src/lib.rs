@@ -230,8 +230,9 @@ impl fmt::Display for Trap {
 
 impl std::error::Error for Trap {}
 
-/// Runs `dispatch` of a kernel of `module` over `device` memory.
-pub fn run(module: &Module, dispatch: &Dispatch, device: &mut [u8]) -> Result<Outcome, Trap> {
+/// Runs `dispatch` of a kernel of `module` over `device` memory (taken for the run and given
+/// back, also after a trap).
+pub fn run(module: &Module, dispatch: &Dispatch, device: &mut Vec<u8>) -> Result<Outcome, Trap> {
     exec::run(module, dispatch, device)
 }
 

@@ -444,7 +444,7 @@ f:
             args: vec![("a".into(), 0), ("b".into(), 0)],
             ..Dispatch::default()
         },
-        &mut [0u8; 16],
+        &mut vec![0u8; 16],
     )
     .unwrap_err();
     assert!(e.message.contains("2 parameters but 1 registers"), "{e}");
