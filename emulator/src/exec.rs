@@ -975,13 +975,19 @@ impl Exec {
                 }
             }
         }
+        self.count_bytes(mask, size, local, 0);
+        Ok(())
+    }
+
+    /// Adds the bytes an access of `size` in the lanes of `mask` moved: `direction` 0 read,
+    /// 1 written.
+    fn count_bytes(&mut self, mask: u64, size: usize, local: bool, direction: usize) {
         let n = u64::from(mask.count_ones()) * size as u64;
         if local {
-            self.stats.local_bytes[0] += n
+            self.stats.local_bytes[direction] += n;
         } else {
-            self.stats.device_bytes[0] += n
+            self.stats.device_bytes[direction] += n;
         }
-        Ok(())
     }
 
     fn store(
@@ -1004,12 +1010,7 @@ impl Exec {
                 mem[at + 4 * i..at + 4 * i + n].copy_from_slice(&word[..n]);
             }
         }
-        let n = u64::from(mask.count_ones()) * size as u64;
-        if local {
-            self.stats.local_bytes[1] += n
-        } else {
-            self.stats.device_bytes[1] += n
-        }
+        self.count_bytes(mask, size, local, 1);
         Ok(())
     }
 
@@ -1103,14 +1104,8 @@ impl Exec {
                 }
             }
         }
-        let n = u64::from(mask.count_ones()) * size as u64;
-        if local {
-            self.stats.local_bytes[0] += n;
-            self.stats.local_bytes[1] += n;
-        } else {
-            self.stats.device_bytes[0] += n;
-            self.stats.device_bytes[1] += n;
-        }
+        self.count_bytes(mask, size, local, 0);
+        self.count_bytes(mask, size, local, 1);
         Ok(())
     }
 
