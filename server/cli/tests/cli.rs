@@ -135,3 +135,109 @@ fn bad_input_and_bad_usage_get_clear_errors_and_exit_codes() {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("not UTF-8"), "{}", text(&o.stderr));
 }
+
+#[test]
+fn run_dumps_memory_reports_stats_and_traps() {
+    let o = wave(&[
+        "run",
+        "conformance/cases/programs/vector_add_bounds.toml",
+        "--wave-width",
+        "32",
+        "--dump",
+        "8192:f32:4",
+        "--stats",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    golden("run-vector_add.stdout", &text(&o.stdout));
+    // Machine-readable results, and a trace in the Chrome trace format.
+    let trace = tmp("trace.json");
+    let o = wave(&[
+        "run",
+        "compiler/asm/tests/data/vector_add.wave",
+        "--wave-width",
+        "8",
+        "--grid",
+        "1",
+        "--workgroup",
+        "8",
+        "--arg",
+        "a=0",
+        "--arg",
+        "b=64",
+        "--arg",
+        "c=128",
+        "--arg",
+        "n=4",
+        "--dump",
+        "128:u32:2",
+        "--json",
+        "--trace-json",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let json = text(&o.stdout);
+    assert!(json.starts_with("{\"ok\":true,\"stats\":{\"instructions\":"), "{json}");
+    assert!(
+        json.contains("\"dumps\":[{\"offset\":128,\"type\":\"u32\",\"values\":[0,0]}]"),
+        "{json}"
+    );
+    let events = std::fs::read_to_string(&trace).unwrap();
+    assert!(events.contains("\"traceEvents\"") && events.contains("\"name\":\"thread_name\""));
+    // A fault: exit 1 with the location.
+    let o = wave(&[
+        "run",
+        "compiler/asm/tests/data/vector_add.wave",
+        "--arg",
+        "a=0",
+        "--arg",
+        "b=0",
+        "--arg",
+        "c=4000000",
+        "--arg",
+        "n=64",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("device memory out of bounds") && err.contains("line 22"), "{err}");
+    // Bad arguments are usage errors.
+    assert_eq!(
+        wave(&["run", "compiler/asm/tests/data/vector_add.wave", "--arg", "nope"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        wave(&["run", "compiler/asm/tests/data/vector_add.wave", "--dump", "0:u33:1"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn test_reports_failures_and_the_closing_line() {
+    let o = wave(&["test", "conformance/cases/control"]);
+    assert!(o.status.success(), "{}", text(&o.stdout));
+    let out = text(&o.stdout);
+    assert!(out.trim_end().ends_with("passed, 0 failed"), "{out}");
+    // A case whose expectation is wrong fails with the first difference, exit 1.
+    let case = tmp("wrong.toml");
+    std::fs::write(
+        &case,
+        "name = \"deliberately wrong\"\nwave_widths = [8]\nsource = \"\"\"\n.kernel k\n.param out: ptr\n.workgroup_size 8\n    mov r1, sr_lane_id\n    shl r2, r1, 2\n    iadd r2, r2, out\n    device_store.u32 r2, r1\n.end\n\"\"\"\n[args]\nout = 0\n[[expect]]\noffset = 0\nu32 = [0, 1, 2, 4]\n",
+    )
+    .unwrap();
+    let o = wave(&["test", case.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains(
+            "W=8: first difference at offset 12 (0xc, u32[3] of the block at 0): expected 4, got 3"
+        ),
+        "{out}"
+    );
+    assert!(out.trim_end().ends_with("0 passed, 1 failed"), "{out}");
+    // A typo in a case is an error, not a weaker test.
+    std::fs::write(&case, "name = \"typo\"\nsource = \".kernel k\\n.end\\n\"\nexpectt = []\n")
+        .unwrap();
+    let out = text(&wave(&["test", case.to_str().unwrap()]).stdout);
+    assert!(out.contains("unknown key `expectt`"), "{out}");
+}
