@@ -636,7 +636,11 @@ impl<'a> Lowering<'a> {
                     .to_ascii_lowercase()
                     .find(&format!(".{suffix}"))
                     .map(|i| span.start + i + 1);
-                let s_span = at.map_or(span.clone(), |a| a..a + suffix.len());
+                // A suffix not in the mnemonic came from a trailing scope operand.
+                let s_span = at
+                    .map(|a| a..a + suffix.len())
+                    .or_else(|| scope_operand_span(syntax, &suffix))
+                    .unwrap_or(span.clone());
                 let suggestion = did_you_mean(&suffix, expected.iter().copied());
                 let d = self.error(
                     "E0102",
@@ -660,9 +664,10 @@ impl<'a> Lowering<'a> {
                 }
             }
             SuffixError::Conflict { first, second } => {
+                let at = scope_operand_span(syntax, &second).unwrap_or(span);
                 self.error(
                     "E0103",
-                    span,
+                    at,
                     format!(
                         "suffix `.{second}` conflicts with `.{first}`: both set the same field"
                     ),
@@ -1463,6 +1468,14 @@ fn describe(kind: &OperandKind) -> String {
         OperandKind::Memory { .. } => "a memory operand".into(),
         OperandKind::Scope(s) => format!("the scope `.{s}`"),
     }
+}
+
+/// The span of the trailing scope operand `.name` of an instruction, if it has one.
+fn scope_operand_span(syntax: &InstructionSyntax, name: &str) -> Option<Span> {
+    syntax.operands.iter().find_map(|o| match &o.kind {
+        OperandKind::Scope(s) if s == name => Some(o.span.clone()),
+        _ => None,
+    })
 }
 
 /// Whether a name would be read as something other than a parameter name.

@@ -567,3 +567,11 @@ fn every_diagnostic_code_is_documented() {
         );
     }
 }
+
+#[test]
+fn errors_in_trailing_scope_operands_point_at_the_operand() {
+    check(
+        &kernel("    iadd r1, r2, r3, .device\n    atomic_add r1, r2, r3, .wave, .device"),
+        "E0102 3:22 `.device` is not a suffix of `iadd`\nE0103 4:35 suffix `.device` conflicts with `.wave`: both set the same field",
+    );
+}
