@@ -880,13 +880,7 @@ impl<'a> Lowering<'a> {
             }
             Form::RegOrImm(kind) => match &given.kind {
                 OperandKind::Integer(_) | OperandKind::Float(_) => {
-                    match self.immediate(given, kind) {
-                        Some(bits) => {
-                            inst.ext = Some(bits);
-                            true
-                        }
-                        None => false,
-                    }
+                    self.immediate_into(given, kind, inst)
                 }
                 _ => {
                     let reg_form =
@@ -1008,13 +1002,7 @@ impl<'a> Lowering<'a> {
             }
             Form::Imm(kind) => match &given.kind {
                 OperandKind::Integer(_) | OperandKind::Float(_) => {
-                    match self.immediate(given, kind) {
-                        Some(bits) => {
-                            inst.ext = Some(bits);
-                            true
-                        }
-                        None => false,
-                    }
+                    self.immediate_into(given, kind, inst)
                 }
                 other => {
                     let d = self.error(
@@ -1043,6 +1031,23 @@ impl<'a> Lowering<'a> {
                     false
                 }
             },
+        }
+    }
+
+    /// Puts an immediate operand in the extension word; `false` (with a diagnostic) if it
+    /// does not fit.
+    fn immediate_into(
+        &mut self,
+        given: &crate::syntax::Operand,
+        kind: ImmKind,
+        inst: &mut Inst,
+    ) -> bool {
+        match self.immediate(given, kind) {
+            Some(bits) => {
+                inst.ext = Some(bits);
+                true
+            }
+            None => false,
         }
     }
 
