@@ -150,7 +150,8 @@ pub(crate) struct Op {
 
 /// A decoded kernel.
 pub(crate) struct Program {
-    pub ops: Vec<Op>,
+    /// Shared, so that the interpreter loop can hold the code while it mutates the machine.
+    pub ops: std::sync::Arc<[Op]>,
     /// The encoded instructions, for traces.
     pub insts: Vec<Inst>,
     /// Registers the kernel declares (R).
@@ -271,7 +272,7 @@ pub(crate) fn decode(module: &Module, kernel: &Kernel) -> Result<Program, Decode
         }
     }
     let insts = insts.into_iter().map(|(_, inst)| inst).collect();
-    Ok(Program { ops, insts, registers, constants, uses_mma })
+    Ok(Program { ops: ops.into(), insts, registers, constants, uses_mma })
 }
 
 fn registers_used(inst: &Inst) -> Vec<(u8, u8)> {

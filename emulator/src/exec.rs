@@ -20,6 +20,9 @@ use crate::{Dispatch, Outcome, Trap};
 /// scratch that no instruction reads.
 const LANES: usize = 64;
 
+/// Lanes per step of the row loops: a fixed length the compiler vectorises.
+const CHUNK: usize = 8;
+
 /// The most memory the register rows of one workgroup may take (256 MiB).
 const MAX_WORKGROUP_STATE: u64 = 256 << 20;
 
@@ -91,6 +94,9 @@ pub(crate) struct Exec {
     pub(crate) prog: Program,
     pub(crate) w: usize,
     full: u64,
+    /// Lanes a row operation computes: W rounded up to a multiple of [`CHUNK`], so that
+    /// at W = 32 an instruction does half the work of a 64-lane row.
+    span: usize,
     pub(crate) device: Vec<u8>,
     args: Vec<u32>,
     pub(crate) local: Vec<u8>,
@@ -105,6 +111,9 @@ pub(crate) struct Exec {
     trace: Option<Vec<crate::TraceEvent>>,
     trace_truncated: bool,
     pub(crate) waves: Vec<Wave>,
+    /// The registers every wave starts with (R rows: the parameters, then zeros), built when
+    /// the first workgroup starts.
+    start_regs: Vec<u32>,
     /// Warnings found while running, and the pcs already noted.
     pub(crate) notes: Vec<String>,
     shuffle_notes: Vec<u32>,
@@ -281,6 +290,7 @@ pub(crate) fn prepare(
         kernel_name: name.to_owned(),
         w,
         full: if w == 64 { u64::MAX } else { (1u64 << w) - 1 },
+        span: w.div_ceil(CHUNK) * CHUNK,
         device,
         args,
         local: vec![0; kernel.local_memory as usize],
@@ -295,6 +305,7 @@ pub(crate) fn prepare(
         trace: dispatch.trace.then(Vec::new),
         trace_truncated: false,
         waves: Vec::new(),
+        start_regs: Vec::new(),
         notes: Vec::new(),
         shuffle_notes: Vec::new(),
         prog,
@@ -322,12 +333,90 @@ pub(crate) fn run(
     Ok(outcome)
 }
 
+/// The byte address of lane 0 when lanes `0..w` of the address row `addrs` (plus `offset`)
+/// are `size` bytes apart in lane order, with no address below zero or past 4 GiB; `None`
+/// otherwise.
+#[inline(always)]
+fn contiguous(addrs: &[u32; LANES], w: usize, size: usize, offset: i64) -> Option<usize> {
+    let a0 = addrs[0];
+    let shift = size.trailing_zeros();
+    // One branch-free pass in 32-bit lanes, so that the check vectorises.
+    let mut ok = true;
+    for (&a, &l) in addrs[..w].iter().zip(&LANE_IDS[..w]) {
+        ok &= a.wrapping_sub(a0) == l << shift;
+    }
+    let first = i64::from(a0) + offset;
+    let end = i64::from(a0) + (size * w) as i64;
+    (ok && first >= 0 && end <= 1 << 32).then_some(first as usize)
+}
+
+/// Lane numbers, for rows that hold them.
+const LANE_IDS: [u32; LANES] = {
+    let mut ids = [0u32; LANES];
+    let mut l = 0;
+    while l < LANES {
+        ids[l] = l as u32;
+        l += 1;
+    }
+    ids
+};
+
+/// Writes `src` into row `rd` of `regs` in the lanes of `mask`. With every lane active
+/// (`full`) the first `span` lanes are written, scratch lanes included, which keeps the loop
+/// branch-free.
+#[inline(always)]
+fn put_row(regs: &mut [u32], rd: u16, full: bool, mask: u64, span: usize, src: &[u32; LANES]) {
+    let start = usize::from(rd) * LANES;
+    let Some(Ok(dst)) = regs.get_mut(start..start + LANES).map(<&mut [u32; LANES]>::try_from)
+    else {
+        return;
+    };
+    if full {
+        // Fixed-size pieces: the compiler copies them inline, not through memcpy.
+        let pieces = dst.as_chunks_mut::<CHUNK>().0.iter_mut();
+        for (d, o) in pieces.zip(src.as_chunks::<CHUNK>().0).take(span / CHUNK) {
+            *d = *o;
+        }
+    } else {
+        // Only the active lanes: as cheap for a single lane as it can be, and no
+        // mispredicted branch per lane.
+        for l in lanes(mask) {
+            dst[l] = src[l];
+        }
+    }
+}
+
+/// `wave_reduce` of `values` by operation `kind` (add, signed min, signed max, and, or,
+/// xor); one loop per operation, no per-lane dispatch.
+#[inline(always)]
+fn reduce_values(kind: u8, values: impl Iterator<Item = u32>) -> u32 {
+    match kind {
+        0 => values.fold(0u32, u32::wrapping_add),
+        1 => values.map(|v| v as i32).min().unwrap_or(0) as u32,
+        2 => values.map(|v| v as i32).max().unwrap_or(0) as u32,
+        3 => values.fold(u32::MAX, |a, v| a & v),
+        4 => values.fold(0, |a, v| a | v),
+        _ => values.fold(0, |a, v| a ^ v),
+    }
+}
+
 /// One bit per lane: whether `test` holds for the lane's pair of values.
 #[inline(always)]
 fn compare_bits(a: &[u32], b: &[u32], test: impl Fn(u32, u32) -> bool) -> u64 {
+    // First every lane's test as an all-ones or all-zeros word (a vector compare), then
+    // eight lanes at a time into a byte (a vector AND with each lane's bit, then an OR).
+    const BIT: [u32; CHUNK] = [1, 2, 4, 8, 16, 32, 64, 128];
+    let mut words = [0u32; LANES];
+    for ((m, &x), &y) in words.iter_mut().zip(a).zip(b) {
+        *m = if test(x, y) { u32::MAX } else { 0 };
+    }
     let mut bits = 0u64;
-    for (l, (&x, &y)) in a.iter().zip(b).enumerate() {
-        bits |= u64::from(test(x, y)) << l;
+    for (c, m) in words[..a.len()].as_chunks::<CHUNK>().0.iter().enumerate() {
+        let mut byte = 0u32;
+        for i in 0..CHUNK {
+            byte |= m[i] & BIT[i];
+        }
+        bits |= u64::from(byte) << (c * CHUNK);
     }
     bits
 }
@@ -479,12 +568,14 @@ impl Exec {
     /// Runs every workgroup of the grid in order.
     pub(crate) fn run_all(&mut self) -> Result<(), Trap> {
         let [gx, gy, gz] = self.grid;
+        // The code is held apart from the machine, so that an instruction is read in place.
+        let ops = std::sync::Arc::clone(&self.prog.ops);
         for z in 0..gz {
             for y in 0..gy {
                 for x in 0..gx {
                     self.begin_workgroup([x, y, z])?;
                     let mut waves = std::mem::take(&mut self.waves);
-                    let result = self.run_waves(&mut waves);
+                    let result = self.run_waves(&ops, &mut waves);
                     self.waves = waves;
                     result?;
                 }
@@ -512,7 +603,9 @@ impl Exec {
                 format!("instruction budget exceeded: {} wave-instructions and wave launches (raise --max-steps if the dispatch is meant to run longer)", self.max_steps),
             ));
         }
-        self.local.fill(0);
+        if !self.local.is_empty() {
+            self.local.fill(0);
+        }
         let w = self.w;
         let [sx, sy, _] = self.wg_size;
         let threads = self.wg_size.iter().product::<u32>() as usize;
@@ -556,12 +649,21 @@ impl Exec {
                 })
                 .collect();
         }
+        if self.start_regs.is_empty() {
+            // Every wave starts from the same registers: the parameters, then zeros.
+            self.start_regs = (0..self.prog.registers * LANES)
+                .map(|i| self.args.get(i / LANES).copied().unwrap_or(0))
+                .collect();
+        }
         for wave in waves.iter_mut() {
-            // Only the W real lanes of each row need their start value: the scratch lanes
-            // above W are never read.
-            let registers = self.prog.registers;
-            for (r, row) in wave.regs.chunks_exact_mut(LANES).take(registers).enumerate() {
-                row[..w].fill(self.args.get(r).copied().unwrap_or(0));
+            // Only the first `span` lanes of each row: the scratch lanes above are never read.
+            let n = self.span / CHUNK;
+            let rows = wave.regs.as_chunks_mut::<LANES>().0.iter_mut();
+            for (row, start) in rows.zip(self.start_regs.as_chunks::<LANES>().0) {
+                let pieces = row.as_chunks_mut::<CHUNK>().0.iter_mut();
+                for (d, s) in pieces.zip(start.as_chunks::<CHUNK>().0).take(n) {
+                    *d = *s;
+                }
             }
             wave.preds = [0; 4];
             wave.alive =
@@ -575,11 +677,11 @@ impl Exec {
         Ok(())
     }
 
-    fn run_waves(&mut self, waves: &mut [Wave]) -> Result<(), Trap> {
+    fn run_waves(&mut self, ops: &[Op], waves: &mut [Wave]) -> Result<(), Trap> {
         loop {
             for wave in waves.iter_mut() {
                 if wave.state == State::Running {
-                    self.run_wave(wave)?;
+                    self.run_wave(ops, wave)?;
                 }
             }
             if self.barrier_state(waves)? {
@@ -681,18 +783,24 @@ impl Exec {
         }
     }
 
-    fn run_wave(&mut self, wave: &mut Wave) -> Result<(), Trap> {
+    fn run_wave(&mut self, ops: &[Op], wave: &mut Wave) -> Result<(), Trap> {
         while wave.state == State::Running {
-            self.step_one(wave)?;
+            self.step_in(ops, wave)?;
         }
         Ok(())
     }
 
     /// Executes the next instruction of a running wave.
-    #[inline(always)]
     pub(crate) fn step_one(&mut self, wave: &mut Wave) -> Result<(), Trap> {
+        let ops = std::sync::Arc::clone(&self.prog.ops);
+        self.step_in(&ops, wave)
+    }
+
+    /// Executes the next instruction of a running wave, from `ops` (the kernel's code).
+    #[inline(always)]
+    fn step_in(&mut self, ops: &[Op], wave: &mut Wave) -> Result<(), Trap> {
         let w = self.w;
-        let Some(&op) = self.prog.ops.get(wave.pc) else {
+        let Some(op) = ops.get(wave.pc) else {
             // Falling off the end of the code halts the lanes that got there; lanes still
             // waiting in enclosing blocks (an `else` not yet run, the caller of a function
             // that has no `return`) carry on.
@@ -706,7 +814,7 @@ impl Exec {
         if self.steps >= self.max_steps {
             return Err(self.trap(
                 Some(wave),
-                Some(&op),
+                Some(op),
                 None,
                 format!("instruction budget exceeded: {} wave-instructions (raise --max-steps if the kernel is meant to run longer)", self.max_steps),
             ));
@@ -718,7 +826,10 @@ impl Exec {
             Some((p, true)) => wave.active & !wave.preds[usize::from(p)],
         };
         self.stats.instructions += 1;
-        self.stats.lane_ops += u64::from(mask.count_ones());
+        // A full mask is the common case, and counting bits without a POPCNT instruction (the
+        // baseline x86-64 target) is not free.
+        self.stats.lane_ops +=
+            if mask == self.full { w as u64 } else { u64::from(mask.count_ones()) };
         if self.trace.is_some() {
             let mut text = String::new();
             if let Some(inst) = self.prog.insts.get(wave.pc) {
@@ -742,7 +853,7 @@ impl Exec {
         }
         wave.pc += 1;
         self.stats.by_class[usize::from(op.class)] += 1;
-        self.step(wave, &op, mask)?;
+        self.step(wave, op, mask)?;
         Ok(())
     }
 
@@ -751,21 +862,10 @@ impl Exec {
         start..start + LANES
     }
 
-    /// Writes `out` into row `rd` in the lanes of `mask`. With every lane active the whole row
-    /// is written, scratch lanes included, which keeps the loop branch-free.
+    /// Writes `out` into row `rd` in the lanes of `mask`.
     #[inline(always)]
     fn blend(&self, wave: &mut Wave, rd: u16, mask: u64, out: [u32; LANES]) {
-        let Some(dst) = wave.regs.get_mut(self.row(rd)) else { return };
-        let Ok(dst): Result<&mut [u32; LANES], _> = dst.try_into() else { return };
-        if mask == self.full {
-            *dst = out;
-        } else {
-            for (l, (d, v)) in dst.iter_mut().zip(out).enumerate() {
-                if mask >> l & 1 == 1 {
-                    *d = v;
-                }
-            }
-        }
+        put_row(&mut wave.regs, rd, mask == self.full, mask, self.span, &out);
     }
 
     /// Source row `r`: a register of the wave, or (at and above R) an immediate's row.
@@ -779,8 +879,16 @@ impl Exec {
     fn map1(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32) -> u32) {
         let a = self.src(wave, op.rs1);
         let mut out = [0u32; LANES];
-        for (o, &x) in out.iter_mut().zip(a) {
-            *o = f(x);
+        for (o, x) in out
+            .as_chunks_mut::<CHUNK>()
+            .0
+            .iter_mut()
+            .zip(a.as_chunks::<CHUNK>().0.iter())
+            .take(self.span / CHUNK)
+        {
+            for i in 0..CHUNK {
+                o[i] = f(x[i]);
+            }
         }
         self.blend(wave, op.rd, mask, out);
     }
@@ -790,8 +898,16 @@ impl Exec {
     fn map2(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32, u32) -> u32) {
         let (a, b) = (self.src(wave, op.rs1), self.src(wave, op.rs2));
         let mut out = [0u32; LANES];
-        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-            *o = f(x, y);
+        let rows = out
+            .as_chunks_mut::<CHUNK>()
+            .0
+            .iter_mut()
+            .zip(a.as_chunks::<CHUNK>().0.iter())
+            .zip(b.as_chunks::<CHUNK>().0.iter());
+        for ((o, x), y) in rows.take(self.span / CHUNK) {
+            for i in 0..CHUNK {
+                o[i] = f(x[i], y[i]);
+            }
         }
         self.blend(wave, op.rd, mask, out);
     }
@@ -801,8 +917,17 @@ impl Exec {
     fn map3(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32, u32, u32) -> u32) {
         let (a, b, c) = (self.src(wave, op.rs1), self.src(wave, op.rs2), self.src(wave, op.rs3));
         let mut out = [0u32; LANES];
-        for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c) {
-            *o = f(x, y, z);
+        let rows = out
+            .as_chunks_mut::<CHUNK>()
+            .0
+            .iter_mut()
+            .zip(a.as_chunks::<CHUNK>().0.iter())
+            .zip(b.as_chunks::<CHUNK>().0.iter())
+            .zip(c.as_chunks::<CHUNK>().0.iter());
+        for (((o, x), y), z) in rows.take(self.span / CHUNK) {
+            for i in 0..CHUNK {
+                o[i] = f(x[i], y[i], z[i]);
+            }
         }
         self.blend(wave, op.rd, mask, out);
     }
@@ -810,7 +935,13 @@ impl Exec {
     /// `rd = rs1 * rs2 + rs3` with one rounding, using the CPU's FMA when it has one.
     fn fma(&self, wave: &mut Wave, op: &Op, mask: u64) {
         let mut out = [0u32; LANES];
-        fma_rows(self.src(wave, op.rs1), self.src(wave, op.rs2), self.src(wave, op.rs3), &mut out);
+        let n = self.span;
+        fma_rows(
+            &self.src(wave, op.rs1)[..n],
+            &self.src(wave, op.rs2)[..n],
+            &self.src(wave, op.rs3)[..n],
+            &mut out[..n],
+        );
         self.blend(wave, op.rd, mask, out);
     }
 
@@ -919,6 +1050,36 @@ impl Exec {
                 _ => Err(self.out_of_bounds(wave, op, l, addr, size, local)),
             }
         };
+        if mask == self.full
+            && size <= 4
+            && let Some(first) = contiguous(row_ref(&wave.regs, op.rs1), self.w, size, offset)
+            && first + size * self.w <= mem.len()
+        {
+            // Every lane active and lane l reading `first + l * size` (a coalesced access, the
+            // common case): one bounds check and a straight copy.
+            let w = self.w;
+            let bytes = &mem[first..first + size * w];
+            let Some(out) = wave.regs.get_mut(rd..rd + w) else { return Ok(()) };
+            match size {
+                4 => {
+                    for (o, b) in out.iter_mut().zip(bytes.as_chunks::<4>().0) {
+                        *o = u32::from_le_bytes(*b);
+                    }
+                }
+                2 => {
+                    for (o, b) in out.iter_mut().zip(bytes.as_chunks::<2>().0) {
+                        *o = u32::from(u16::from_le_bytes(*b));
+                    }
+                }
+                _ => {
+                    for (o, &b) in out.iter_mut().zip(bytes) {
+                        *o = u32::from(b);
+                    }
+                }
+            }
+            self.count_bytes(mask, size, local, 0);
+            return Ok(());
+        }
         match size {
             // Every lane active: check the lowest and highest address once, then gather.
             4 if mask == self.full => {
@@ -940,11 +1101,7 @@ impl Exec {
                         mem.get(a..a + 4).and_then(|b| b.try_into().ok()).unwrap_or([0; 4]);
                     *o = u32::from_le_bytes(word);
                 }
-                if let Some(Ok(dst)) =
-                    wave.regs.get_mut(rd..rd + LANES).map(<&mut [u32; LANES]>::try_from)
-                {
-                    *dst = out;
-                }
+                self.blend(wave, op.rd, mask, out);
             }
             4 => {
                 for l in lanes(mask) {
@@ -982,7 +1139,8 @@ impl Exec {
     /// Adds the bytes an access of `size` in the lanes of `mask` moved: `direction` 0 read,
     /// 1 written.
     fn count_bytes(&mut self, mask: u64, size: usize, local: bool, direction: usize) {
-        let n = u64::from(mask.count_ones()) * size as u64;
+        let lanes = if mask == self.full { self.w as u64 } else { u64::from(mask.count_ones()) };
+        let n = lanes * size as u64;
         if local {
             self.stats.local_bytes[direction] += n;
         } else {
@@ -999,8 +1157,23 @@ impl Exec {
         local: bool,
     ) -> Result<(), Trap> {
         let size = 1usize << width;
-        let addrs = self.addresses(wave, op, mask, size, local, i64::from(op.imm))?;
         let rs2 = usize::from(op.rs2) * LANES;
+        let w = self.w;
+        if mask == self.full
+            && size == 4
+            && let Some(first) = contiguous(row_ref(&wave.regs, op.rs1), w, 4, i64::from(op.imm))
+        {
+            let mem: &mut [u8] = if local { &mut self.local } else { &mut self.device };
+            if let Some(bytes) = mem.get_mut(first..first + 4 * w) {
+                // Every lane active and lane l writing `first + 4 * l`: a straight copy.
+                for (b, v) in bytes.chunks_exact_mut(4).zip(&wave.regs[rs2..rs2 + w]) {
+                    b.copy_from_slice(&v.to_le_bytes());
+                }
+                self.count_bytes(mask, size, local, 1);
+                return Ok(());
+            }
+        }
+        let addrs = self.addresses(wave, op, mask, size, local, i64::from(op.imm))?;
         let mem: &mut [u8] = if local { &mut self.local } else { &mut self.device };
         for l in lanes(mask) {
             let at = addrs[l];
@@ -1024,6 +1197,41 @@ impl Exec {
         local: bool,
     ) -> Result<(), Trap> {
         let size = if ty.is_64() { 8 } else { 4 };
+        if kind == 0 && matches!(ty, AtomicType::U32 | AtomicType::I32) {
+            // Integer add, the common atomic (counters, histograms): when no lane's address
+            // is out of bounds, add lane by lane without building the address table.
+            let mem: &mut [u8] = if local { &mut self.local } else { &mut self.device };
+            let full = mask == self.full;
+            let w = self.w;
+            let (base, values) = (row_ref(&wave.regs, op.rs1), row_ref(&wave.regs, op.rs2));
+            let highest = if full {
+                base[..w].iter().fold(0, |hi, &a| hi.max(a))
+            } else {
+                lanes(mask).fold(0u32, |hi, l| hi.max(base[l]))
+            };
+            if (highest as usize) + 4 <= mem.len() {
+                let mut olds = [0u32; LANES];
+                let mut each = |l: usize| {
+                    let at = base[l] as usize;
+                    if let Some(Ok(cell)) = mem.get_mut(at..at + 4).map(<&mut [u8; 4]>::try_from) {
+                        let old = u32::from_le_bytes(*cell);
+                        *cell = old.wrapping_add(values[l]).to_le_bytes();
+                        olds[l] = old;
+                    }
+                };
+                if full {
+                    (0..w).for_each(&mut each);
+                } else {
+                    lanes(mask).for_each(each);
+                }
+                if op.rd != 0 {
+                    put_row(&mut wave.regs, op.rd, full, mask, self.span, &olds);
+                }
+                self.count_bytes(mask, size, local, 0);
+                self.count_bytes(mask, size, local, 1);
+                return Ok(());
+            }
+        }
         let addrs = self.addresses(wave, op, mask, size, local, 0)?;
         let signed = matches!(ty, AtomicType::I32 | AtomicType::I64);
         // The operation on 64-bit values; 32-bit values are zero-extended, and compared
@@ -1123,7 +1331,7 @@ impl Exec {
             .prog
             .insts
             .iter()
-            .zip(&self.prog.ops)
+            .zip(self.prog.ops.iter())
             .find(|(_, o)| o.pc == op.pc)
             .and_then(|(i, _)| i.info())
             .map_or("shuffle", |info| info.mnemonic);
@@ -1142,6 +1350,7 @@ impl Exec {
         wave.frames.iter().rposition(|f| matches!(f, Frame::Loop { .. }))
     }
 
+    #[inline(always)]
     fn step(&mut self, wave: &mut Wave, op: &Op, mask: u64) -> Result<(), Trap> {
         let w = self.w;
         match op.code {
@@ -1227,7 +1436,8 @@ impl Exec {
                 }
             }
             Code::Icmp(c) => {
-                let (a, b) = (self.src(wave, op.rs1), self.src(wave, op.rs2));
+                let n = self.span;
+                let (a, b) = (&self.src(wave, op.rs1)[..n], &self.src(wave, op.rs2)[..n]);
                 // One loop per condition, so that no lane pays for a jump table.
                 let s = |x: u32| x as i32;
                 let bits = match c {
@@ -1241,7 +1451,8 @@ impl Exec {
                 set_pred_bits(wave, op.rd, mask, bits);
             }
             Code::Ucmp(c) => {
-                let (a, b) = (self.src(wave, op.rs1), self.src(wave, op.rs2));
+                let n = self.span;
+                let (a, b) = (&self.src(wave, op.rs1)[..n], &self.src(wave, op.rs2)[..n]);
                 let bits = if c == 0 {
                     compare_bits(a, b, |x, y| x < y)
                 } else {
@@ -1250,7 +1461,8 @@ impl Exec {
                 set_pred_bits(wave, op.rd, mask, bits);
             }
             Code::Fcmp(c) => {
-                let (a, b) = (self.src(wave, op.rs1), self.src(wave, op.rs2));
+                let n = self.span;
+                let (a, b) = (&self.src(wave, op.rs1)[..n], &self.src(wave, op.rs2)[..n]);
                 let bits = match c {
                     0 => compare_bits(a, b, |x, y| f(x) == f(y)),
                     1 => compare_bits(a, b, |x, y| f(x) < f(y)),
@@ -1313,9 +1525,7 @@ impl Exec {
             }
             Code::Ballot => {
                 let value = (self.pred_value(wave, op.pred) & mask) as u32;
-                for l in lanes(mask) {
-                    wave.regs[usize::from(op.rd) * LANES + l] = value;
-                }
+                self.blend(wave, op.rd, mask, [value; LANES]);
             }
             Code::Any | Code::All => {
                 let p = self.pred_value(wave, op.pred) & mask;
@@ -1332,20 +1542,15 @@ impl Exec {
             }
             Code::Reduce(kind) => {
                 if mask != 0 {
-                    let src = *self.src(wave, op.rs1);
-                    let values = lanes(mask).map(|l| src[l]);
-                    // One loop per operation, no per-lane dispatch.
-                    let total = match kind {
-                        0 => values.fold(0u32, u32::wrapping_add),
-                        1 => values.map(|v| v as i32).min().unwrap_or(0) as u32,
-                        2 => values.map(|v| v as i32).max().unwrap_or(0) as u32,
-                        3 => values.fold(u32::MAX, |a, v| a & v),
-                        4 => values.fold(0, |a, v| a | v),
-                        _ => values.fold(0, |a, v| a ^ v),
+                    let src = self.src(wave, op.rs1);
+                    // With every lane active the values are one contiguous run, which
+                    // vectorises; otherwise only the active lanes are visited.
+                    let total = if mask == self.full {
+                        reduce_values(kind, src[..w].iter().copied())
+                    } else {
+                        reduce_values(kind, lanes(mask).map(|l| src[l]))
                     };
-                    for l in lanes(mask) {
-                        wave.regs[usize::from(op.rd) * LANES + l] = total;
-                    }
+                    self.blend(wave, op.rd, mask, [total; LANES]);
                 }
             }
             Code::If => {
@@ -1564,22 +1769,23 @@ impl Exec {
             Code::Mov => self.map1(wave, op, mask, |a| a),
             Code::MovSpecial => {
                 let which = op.rs1;
-                let wg = self.wg_id;
-                let size = self.wg_size;
-                let grid = self.grid;
-                for l in lanes(mask) {
-                    let v = match which {
-                        0..=2 => wave.tid[usize::from(which)][l],
-                        3 => wave.id,
-                        4 => l as u32,
-                        5..=7 => wg[usize::from(which - 5)],
-                        8..=10 => size[usize::from(which - 8)],
-                        11..=13 => grid[usize::from(which - 11)],
-                        14 => w as u32,
-                        _ => self.num_waves,
-                    };
-                    wave.regs[usize::from(op.rd) * LANES + l] = v;
-                }
+                let (full, span) = (mask == self.full, self.span);
+                // Thread ids and lane ids differ per lane; the rest is one value.
+                let src = match which {
+                    0..=2 => &wave.tid[usize::from(which)],
+                    4 => &LANE_IDS,
+                    _ => {
+                        &[match which {
+                            3 => wave.id,
+                            5..=7 => self.wg_id[usize::from(which - 5)],
+                            8..=10 => self.wg_size[usize::from(which - 8)],
+                            11..=13 => self.grid[usize::from(which - 11)],
+                            14 => w as u32,
+                            _ => self.num_waves,
+                        }; LANES]
+                    }
+                };
+                put_row(&mut wave.regs, op.rd, full, mask, span, src);
             }
         }
         Ok(())
