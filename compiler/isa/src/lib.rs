@@ -3,7 +3,7 @@
 //! This crate holds the instruction table ([`OPCODES`], one row per opcode of WAVE v0.3
 //! Appendix A), the exact binary encoding of spec 8.2 ([`Inst::encode`], [`Inst::decode`]),
 //! the canonical text of an instruction ([`Inst::write_text`]), mnemonic and alias resolution
-//! ([`lookup`]), the special registers, the Section 7 constants and capabilities with named
+//! ([`lookup`]), what each instruction does ([`Operation`]), the special registers, the Section 7 constants and capabilities with named
 //! target profiles and the occupancy function ([`target`]), and the vendor mapping
 //! ([`vendor`]).
 //!
@@ -19,6 +19,7 @@
 mod arbitrary;
 mod encoding;
 mod lookup;
+mod operation;
 mod table;
 pub mod target;
 mod text;
@@ -27,6 +28,7 @@ pub mod vendor;
 pub use arbitrary::arbitrary_inst;
 pub use encoding::{DecodeError, EncodeError, FLAG_EXTENDED, FLAG_PREDICATED, Guard, Inst};
 pub use lookup::{Resolved, SuffixError, all_spellings, lookup, lookup_name, scope_name, suggest};
+pub use operation::Operation;
 pub use table::*;
 pub use text::{format_float, write_inst, write_mnemonic};
 

@@ -331,3 +331,20 @@ fn profiles_meet_the_spec_minimums() {
         assert_eq!(p.has(Capability::Mma), p.mma.is_some(), "{}", p.name);
     }
 }
+
+#[test]
+fn every_opcode_has_an_operation() {
+    for op in OPCODES {
+        let inst = Inst {
+            opcode: op.opcode,
+            rd: 0,
+            rs1: 0,
+            rs2: 0,
+            modifier: 0,
+            scope: 0,
+            guard: None,
+            ext: None,
+        };
+        assert!(Operation::of(&inst).is_some(), "`{}` has no operation", op.mnemonic);
+    }
+}
