@@ -2,11 +2,12 @@
 //!
 //! Exit status (spec/testcase.md): 0 on success, 1 when the input is wrong (diagnostics are
 //! printed like rustc's, traps with their location) or a test fails, 2 for bad usage.
-//! Subcommands of later stages of the toolchain (`emit`, `compile`, `lsp`, `dap`) are added
-//! by the crates that implement them; nothing here pretends to do work it does not do.
+//! Subcommands of later stages of the toolchain (`compile`, `lsp`, `dap`) are added by the
+//! crates that implement them; nothing here pretends to do work it does not do.
 
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "a command line prints")]
 
+mod emit;
 mod info;
 mod report;
 mod run;
@@ -63,6 +64,8 @@ enum Command {
     },
     /// Run a kernel in the emulator (a .wave, .wbin or case .toml file).
     Run(run::RunArgs),
+    /// Print the PTX, HIP, SYCL or Metal code of a .wave, .wbin or case .toml file.
+    Emit(emit::EmitArgs),
     /// Run test cases (files or folders, recursively); ends with `N passed, N failed`.
     Test {
         /// Case files or folders.
@@ -114,6 +117,7 @@ fn main() -> ExitCode {
         Command::Check { files, deny_warnings } => check(&reporter, &files, deny_warnings),
         Command::Fmt { files, check } => fmt(&reporter, &files, check),
         Command::Run(args) => run::run(&reporter, args),
+        Command::Emit(args) => emit::emit(&reporter, args),
         Command::Test { paths } => run::test(&paths),
         Command::Info { file, target, workgroup, list_targets } => {
             info::run(&reporter, file.as_deref(), &target, workgroup.as_deref(), list_targets)

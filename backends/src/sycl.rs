@@ -1,0 +1,144 @@
+//! SYCL 2020 C++ (DPC++ and other SYCL compilers).
+//!
+//! One named function object per kernel (`wave_kernel_<name>`, with the device memory
+//! pointer, each `.param` and, when the kernel uses local memory, a `local_accessor`) and a
+//! `launch_<name>(queue, grid, workgroup, mem, params...)` that submits it. The wave is a
+//! sub-group of the required size (`[[sycl::reqd_sub_group_size(W)]]`, 32 by default). WAVE's
+//! x dimension is SYCL's dimension 2, the one that varies fastest. Mappings:
+//! `docs/backends/sycl.md`.
+
+use wave_wbin::Module;
+
+use crate::cfamily::{self, Config, Dialect};
+use crate::{Error, Translation};
+
+/// SYCL options.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Only this kernel; all when `None`.
+    pub kernel: Option<String>,
+    /// The required sub-group size: the wave width (8, 16 or 32 on Intel GPUs).
+    pub sub_group_size: u32,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { kernel: None, sub_group_size: 32 }
+    }
+}
+
+/// C++ keywords and the SYCL names that generated code must not shadow.
+pub const KEYWORDS: &[&str] = &[
+    "alignas",
+    "alignof",
+    "and",
+    "and_eq",
+    "asm",
+    "auto",
+    "bitand",
+    "bitor",
+    "bool",
+    "break",
+    "case",
+    "catch",
+    "char",
+    "char16_t",
+    "char32_t",
+    "class",
+    "compl",
+    "const",
+    "constexpr",
+    "const_cast",
+    "continue",
+    "decltype",
+    "default",
+    "delete",
+    "do",
+    "double",
+    "dynamic_cast",
+    "else",
+    "enum",
+    "explicit",
+    "export",
+    "extern",
+    "false",
+    "float",
+    "for",
+    "friend",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "not",
+    "not_eq",
+    "nullptr",
+    "operator",
+    "or",
+    "or_eq",
+    "private",
+    "protected",
+    "public",
+    "register",
+    "reinterpret_cast",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "static_assert",
+    "static_cast",
+    "struct",
+    "switch",
+    "template",
+    "this",
+    "thread_local",
+    "throw",
+    "true",
+    "try",
+    "typedef",
+    "typeid",
+    "typename",
+    "union",
+    "unsigned",
+    "using",
+    "virtual",
+    "void",
+    "volatile",
+    "wchar_t",
+    "while",
+    "xor",
+    "xor_eq",
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "size_t",
+    "sycl",
+    "std",
+    "queue",
+    "grid",
+    "workgroup",
+    "h",
+    "kernel",
+    "main",
+];
+
+/// Translates every kernel of `module` (or the one `options.kernel` names) to one SYCL file.
+pub fn write_string(module: &Module, options: &Options) -> Result<Translation, Error> {
+    let config = Config {
+        dialect: Dialect::Sycl,
+        keywords: KEYWORDS,
+        kernel: options.kernel.as_deref(),
+        wave_width: Some(options.sub_group_size),
+    };
+    cfamily::write_string(module, &config)
+}
