@@ -546,18 +546,18 @@ impl<'a, 'm> Kernel<'a, 'm> {
         }
     }
 
-    /// `[address]` of a memory operand: `(lines, operand)`.
-    fn address(&self, i: &Instr, local: bool, lines: &mut Vec<String>) -> String {
-        let off = i.mem_offset();
-        let off = if off == 0 { String::new() } else { format!("+{off}") };
+    /// The base register of a memory operand (after the lines that compute it) and the
+    /// instruction's offset: the access is at `[base+offset]`.
+    fn address(&self, i: &Instr, local: bool, lines: &mut Vec<String>) -> (String, i64) {
+        let off = i64::from(i.mem_offset());
         if local {
             lines.push("mov.u32 %t21, wave_local;".into());
             lines.push(format!("add.u32 %t21, %t21, {};", r(i.inst.rs1)));
-            format!("[%t21{off}]")
+            ("%t21".into(), off)
         } else {
             lines.push(format!("cvt.u64.u32 %a0, {};", r(i.inst.rs1)));
             lines.push("add.s64 %a0, %mem, %a0;".into());
-            format!("[%a0{off}]")
+            ("%a0".into(), off)
         }
     }
 
@@ -775,7 +775,8 @@ impl<'a, 'm> Kernel<'a, 'm> {
             }
             Operation::LocalLoad(w) | Operation::DeviceLoad(w) => {
                 let local = matches!(i.op, Operation::LocalLoad(_));
-                let at = self.address(i, local, &mut l);
+                let (base, off) = self.address(i, local, &mut l);
+                let a0 = at(&base, off);
                 let space = if local {
                     "shared".to_string()
                 } else {
@@ -783,21 +784,29 @@ impl<'a, 'm> Kernel<'a, 'm> {
                 };
                 let rd = i.inst.rd;
                 match w {
-                    0 => l.push(format!("ld.{space}.u8 {d}, {at};")),
-                    1 => l.push(format!("ld.{space}.u16 {d}, {at};")),
-                    2 => l.push(format!("ld.{space}.u32 {d}, {at};")),
-                    3 => l.push(format!("ld.{space}.v2.u32 {{{d}, {}}}, {at};", r(rd + 1))),
-                    _ => l.push(format!(
-                        "ld.{space}.v4.u32 {{{d}, {}, {}, {}}}, {at};",
-                        r(rd + 1),
-                        r(rd + 2),
-                        r(rd + 3)
-                    )),
+                    0 => l.push(format!("ld.{space}.u8 {d}, {a0};")),
+                    1 => l.push(format!("ld.{space}.u16 {d}, {a0};")),
+                    2 => l.push(format!("ld.{space}.u32 {d}, {a0};")),
+                    _ => {
+                        // One vector access when the address is aligned to its size, else
+                        // word by word (a 4-byte aligned u64 or u128 works, as in the emulator).
+                        let n = if w == 3 { 2 } else { 4 };
+                        let regs: Vec<String> = (0..n).map(|k| r(rd + k)).collect();
+                        l.push(aligned_check(i, 4 * u32::from(n)));
+                        l.push(format!("@%q3 ld.{space}.v{n}.u32 {{{}}}, {a0};", regs.join(", ")));
+                        for (k, reg) in regs.iter().enumerate() {
+                            l.push(format!(
+                                "@!%q3 ld.{space}.u32 {reg}, {};",
+                                at(&base, off + 4 * k as i64)
+                            ));
+                        }
+                    }
                 }
             }
             Operation::LocalStore(w) | Operation::DeviceStore(w) => {
                 let local = matches!(i.op, Operation::LocalStore(_));
-                let at = self.address(i, local, &mut l);
+                let (base, off) = self.address(i, local, &mut l);
+                let a0 = at(&base, off);
                 let space = if local {
                     "shared".to_string()
                 } else {
@@ -805,17 +814,21 @@ impl<'a, 'm> Kernel<'a, 'm> {
                 };
                 let v = i.inst.rs2;
                 match w {
-                    0 => l.push(format!("st.{space}.u8 {at}, {};", r(v))),
-                    1 => l.push(format!("st.{space}.u16 {at}, {};", r(v))),
-                    2 => l.push(format!("st.{space}.u32 {at}, {};", r(v))),
-                    3 => l.push(format!("st.{space}.v2.u32 {at}, {{{}, {}}};", r(v), r(v + 1))),
-                    _ => l.push(format!(
-                        "st.{space}.v4.u32 {at}, {{{}, {}, {}, {}}};",
-                        r(v),
-                        r(v + 1),
-                        r(v + 2),
-                        r(v + 3)
-                    )),
+                    0 => l.push(format!("st.{space}.u8 {a0}, {};", r(v))),
+                    1 => l.push(format!("st.{space}.u16 {a0}, {};", r(v))),
+                    2 => l.push(format!("st.{space}.u32 {a0}, {};", r(v))),
+                    _ => {
+                        let n = if w == 3 { 2 } else { 4 };
+                        let regs: Vec<String> = (0..n).map(|k| r(v + k)).collect();
+                        l.push(aligned_check(i, 4 * u32::from(n)));
+                        l.push(format!("@%q3 st.{space}.v{n}.u32 {a0}, {{{}}};", regs.join(", ")));
+                        for (k, reg) in regs.iter().enumerate() {
+                            l.push(format!(
+                                "@!%q3 st.{space}.u32 {}, {reg};",
+                                at(&base, off + 4 * k as i64)
+                            ));
+                        }
+                    }
                 }
             }
             Operation::Atomic(kind, ty, local) => self.atomic(i, kind, ty, local, &mut l),
@@ -948,7 +961,8 @@ impl<'a, 'm> Kernel<'a, 'm> {
     }
 
     fn atomic(&mut self, i: &Instr, kind: u8, ty: AtomicType, local: bool, l: &mut Vec<String>) {
-        let at = self.address(i, local, l);
+        let (base, off) = self.address(i, local, l);
+        let at = at(&base, off);
         let space = if local { "shared" } else { "global" };
         let scope = match i.inst.scope {
             0 | 1 => "cta",
@@ -1153,6 +1167,23 @@ impl<'a, 'm> Kernel<'a, 'm> {
         }
         l
     }
+}
+
+/// `[base+offset]`.
+fn at(base: &str, off: i64) -> String {
+    if off == 0 { format!("[{base}]") } else { format!("[{base}+{off}]") }
+}
+
+/// Sets `%q3` when the address of memory instruction `i` is a multiple of `size`.
+fn aligned_check(i: &Instr, size: u32) -> String {
+    // The WAVE address (register plus offset) decides: the device memory pointer is at least
+    // 256-byte aligned (cudaMalloc) and the local array 16-byte aligned.
+    let off = i.mem_offset() as u32;
+    format!(
+        "add.u32 %t22, {}, {off}; and.b32 %t22, %t22, {}; setp.eq.u32 %q3, %t22, 0;",
+        r(i.inst.rs1),
+        size - 1
+    )
 }
 
 /// Whether the instruction accesses local memory.
@@ -1384,6 +1415,10 @@ const SIN_COS: &str = r"
     and.b32 %t0, %x, 0x7FFFFFFF;
     setp.ge.u32 %p0, %t0, 0x7F800000;            // NaN or infinity: NaN
     @%p0 bra $nan;
+    ld.param.b32 %t7, [which];
+    setp.eq.u32 %p0, %t0, 0;                     // sin(+-0) = +-0 (the reduction loses the sign)
+    setp.eq.and.u32 %p0, %t7, 0, %p0;
+    @%p0 bra $done;
     setp.ge.u32 %p0, %t0, 0x4B800000;            // |x| >= 2^24: Payne-Hanek
     @%p0 bra $large;
     // Cody-Waite: k = rint(x 2/pi), r = x - k pi/2 with pi/2 in three 29-bit parts.
@@ -1438,7 +1473,6 @@ $large:
     @%p2 neg.f64 %d0, %d0;
     @%p2 neg.s32 %q, %q;
 $reduced:
-    ld.param.b32 %t7, [which];
     add.u32 %q, %q, %t7;
     and.b32 %q, %q, 3;
     // sin r and cos r: Taylor polynomials to r^17 and r^16 (errors below 1e-16).

@@ -47,8 +47,7 @@ impl Instr {
     /// The memory offset of an address operand.
     pub fn mem_offset(&self) -> i32 {
         let info = self.inst.info();
-        let has = info
-            .is_some_and(|i| i.operands.iter().any(|o| *o == Operand::Address { offset: true }));
+        let has = info.is_some_and(|i| i.operands.contains(&Operand::Address { offset: true }));
         if has { self.inst.ext.unwrap_or(0) as i32 } else { 0 }
     }
 
@@ -214,10 +213,10 @@ pub(crate) fn analyse<'m>(
                 }
                 _ => problems.push(problem(i.offset, "`endloop` without a matching `loop`".into())),
             },
-            Operation::Break | Operation::Continue => {
-                if !stack.iter().any(|(op, _)| *op == Operation::Loop) {
-                    problems.push(problem(i.offset, format!("`{}` outside a loop", mnemonic(i))));
-                }
+            Operation::Break | Operation::Continue
+                if !stack.iter().any(|(op, _)| *op == Operation::Loop) =>
+            {
+                problems.push(problem(i.offset, format!("`{}` outside a loop", mnemonic(i))));
             }
             _ => {}
         }
