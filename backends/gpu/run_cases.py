@@ -9,7 +9,8 @@ BUNDLE_DIR holds `cases.json` and `ptx/<name>.ptx`, as written by `cargo xtask g
 loaded with CuPy, launched with its dispatch and arguments on one flat device buffer, and the
 buffer is compared with the case's expected memory. Writes OUT_DIR/results.json and
 OUT_DIR/verification.md, prints every result that is not a pass and a summary, and exits 0
-whatever the cases did (exit 2 only when the bundle itself cannot be read).
+whatever the cases did: 1 only when no worker could be started (no CuPy, no GPU), 2 when the
+bundle cannot be read or the usage is wrong.
 
 A kernel that faults (illegal address, trap) poisons its CUDA context, and a kernel that hangs
 never returns, so the cases run in a worker process (this script with --worker) that the
@@ -25,6 +26,7 @@ import json
 import math
 import os
 import queue
+import signal
 import struct
 import subprocess
 import sys
@@ -455,6 +457,8 @@ class Worker:
 
     def __init__(self, command, log_file):
         self.log_file = log_file
+        log_file.flush()
+        self.log_start = log_file.tell()  # where this worker's standard error begins
         self.proc = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
@@ -484,8 +488,14 @@ class Worker:
             except queue.Empty:
                 return None
             if line is None:
-                self.proc.wait()
-                raise WorkerDied(f"worker exited with status {self.proc.returncode}")
+                code = self.proc.wait()
+                if code < 0:
+                    try:
+                        name = f" ({signal.Signals(-code).name})"
+                    except ValueError:
+                        name = ""
+                    raise WorkerDied(f"worker was killed by signal {-code}{name}")
+                raise WorkerDied(f"worker exited with status {code}")
             try:
                 return json.loads(line)
             except json.JSONDecodeError:
@@ -519,9 +529,12 @@ class Worker:
                 pass
 
 
-def log_tail(path, lines=5):
+def log_tail(path, start, lines=5):
+    """The last lines that a worker wrote to the log, from byte `start` on."""
     try:
-        text = Path(path).read_text(errors="replace").strip().splitlines()
+        with open(path, "rb") as f:
+            f.seek(start)
+            text = f.read().decode(errors="replace").strip().splitlines()
     except OSError:
         return ""
     return " | ".join(line.strip() for line in text[-lines:] if line.strip())
@@ -543,7 +556,8 @@ class Supervisor:
         try:
             hello = worker.receive(WORKER_START_TIMEOUT)
         except WorkerDied as e:
-            raise RuntimeError(f"the worker did not start ({e}): {log_tail(self.log_path)}") from e
+            worker.close(kill=True)
+            raise RuntimeError(f"the worker did not start ({e}): {log_tail(self.log_path, worker.log_start)}") from e
         if hello is None:
             worker.close(kill=True)
             raise RuntimeError(f"the worker did not start within {WORKER_START_TIMEOUT:.0f} s")
@@ -565,7 +579,7 @@ class Supervisor:
         except WorkerDied as e:
             self.worker = None
             worker.close(kill=True)
-            tail = log_tail(self.log_path)
+            tail = log_tail(self.log_path, worker.log_start)
             return "error", f"{e} while running the case" + (f": {tail}" if tail else "")
         if reply is None:
             self.worker = None
@@ -623,9 +637,11 @@ def load_cases(bundle):
     try:
         cases = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as e:
-        raise SystemExit(f"error: cannot read {path}: {e}")
+        print(f"error: cannot read {path}: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
     if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
-        raise SystemExit(f"error: {path} is not a JSON list of objects")
+        print(f"error: {path} is not a JSON list of objects", file=sys.stderr)
+        raise SystemExit(2)
     return cases
 
 
@@ -635,14 +651,19 @@ def supervise(options):
     out_dir.mkdir(parents=True, exist_ok=True)
     cases = load_cases(bundle)
     if options.filter:
-        cases = [c for c in cases if options.filter in str(c.get("path", "")) or options.filter in str(c.get("name", ""))]
+        cases = [
+            c for c in cases if options.filter in str(c.get("path", "")) or options.filter in str(c.get("name", ""))
+        ]
     command = [sys.executable, "-u", str(Path(__file__).resolve()), "--worker", str(bundle)]
     if options.dry_run:
         command.append("--dry-run")
     supervisor = Supervisor(command, out_dir / "worker.log", options.timeout)
     results = []
     todo = sum(1 for c in cases if c.get("status") == "run")
-    log(f"{len(cases)} cases in {bundle / 'cases.json'}, {todo} to run" + (" (dry run: no launches)" if options.dry_run else ""))
+    log(
+        f"{len(cases)} cases in {bundle / 'cases.json'}, {todo} to run"
+        + (" (dry run: no launches)" if options.dry_run else "")
+    )
     started = time.monotonic()
     done = 0
     broken = None  # why no worker can run cases any more
@@ -687,7 +708,8 @@ def supervise(options):
         if r["result"] != "pass":
             log(f"  {r['result']}: {r['path']}: {r['detail']}")
     log("")
-    log(f"{len(results)} cases in {time.monotonic() - started:.1f} s; wrote {out_dir / 'results.json'} and {out_dir / 'verification.md'}")
+    elapsed = time.monotonic() - started
+    log(f"{len(results)} cases in {elapsed:.1f} s; wrote {out_dir / 'results.json'} and {out_dir / 'verification.md'}")
     log(kinds)
     log(line)
     return 1 if broken is not None else 0
@@ -697,9 +719,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description="Run the WAVE conformance bundle on an NVIDIA GPU with CuPy.")
     parser.add_argument("bundle", help="bundle directory with cases.json and ptx/")
     parser.add_argument("out", nargs="?", help="output directory for results.json and verification.md")
-    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per case before its worker is killed (default 20)")
+    parser.add_argument(
+        "--timeout", type=float, default=20.0, help="seconds per case before its worker is killed (default 20)"
+    )
     parser.add_argument("--filter", help="only cases whose path or name contains this text")
-    parser.add_argument("--dry-run", action="store_true", help="no GPU: compare each case's initial memory with its expectations")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="no GPU: compare each case's initial memory with its expectations"
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     if options.worker:

@@ -39,15 +39,21 @@ class Compare(unittest.TestCase):
         # A NaN where a number is expected is a real difference.
         self.assertEqual(run_cases.compare_block(block(0, "u32", "<I", 0x3F800000), memory)[0], "fail")
         # Only one half a NaN: the other half differs as a number.
-        self.assertEqual(run_cases.compare_block(block(0, "u32", "<I", 0x12347E00), struct.pack("<I", 0x43217FFF))[0], "fail")
-        self.assertEqual(run_cases.compare_block(block(0, "u16", "<H", 0x7E00), struct.pack("<H", 0x7FFF))[0], "pass-nan-payload")
+        self.assertEqual(
+            run_cases.compare_block(block(0, "u32", "<I", 0x12347E00), struct.pack("<I", 0x43217FFF))[0], "fail"
+        )
+        self.assertEqual(
+            run_cases.compare_block(block(0, "u16", "<H", 0x7E00), struct.pack("<H", 0x7FFF))[0], "pass-nan-payload"
+        )
         self.assertEqual(run_cases.compare_block(block(0, "u8", "<B", 0x7E), struct.pack("<B", 0x7F))[0], "fail")
         u64 = block(0, "u64", "<Q", 0x7FF8000000000000)
         self.assertEqual(run_cases.compare_block(u64, struct.pack("<Q", 0x7FFFFFFFFFFFFFFF))[0], "pass-nan-payload")
 
     def test_float_ulps_and_nan_flags(self):
         memory = struct.pack("<4I", 0x3F800001, 0x80000000, 0x7FFFFFFF, 0x00000001)
-        ok = block(0, "f32", "<4I", 0x3F800000, 0x00000000, 0x7FC00000, 0x80000001, ulps=2, nan=[False, False, True, False])
+        ok = block(
+            0, "f32", "<4I", 0x3F800000, 0x00000000, 0x7FC00000, 0x80000001, ulps=2, nan=[False, False, True, False]
+        )
         self.assertEqual(run_cases.compare_block(ok, memory), ("pass", ""))
         exact = block(0, "f32", "<I", 0x3F800000)
         result, detail = run_cases.compare_block(exact, memory)
@@ -132,11 +138,32 @@ class DryRun(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             bundle, out = Path(tmp) / "bundle", Path(tmp) / "out"
             (bundle / "ptx").mkdir(parents=True)
-            base = {"ptx": "ptx/k.ptx", "kernel": "main", "grid": [1, 1, 1], "block": [32, 1, 1], "params": [], "device_memory": 16}
+            base = {
+                "ptx": "ptx/k.ptx",
+                "kernel": "main",
+                "grid": [1, 1, 1],
+                "block": [32, 1, 1],
+                "params": [],
+                "device_memory": 16,
+            }
             mem = [{"offset": 0, "hex": struct.pack("<I", 0x7FC00000).hex()}]
             cases = [
-                dict(base, name="same", path="b.toml", status="run", memory=mem, expect=[block(0, "u32", "<I", 0x7FC00000)]),
-                dict(base, name="payload", path="a.toml", status="run", memory=mem, expect=[block(0, "u32", "<I", 0x7FFFFFFF)]),
+                dict(
+                    base,
+                    name="same",
+                    path="b.toml",
+                    status="run",
+                    memory=mem,
+                    expect=[block(0, "u32", "<I", 0x7FC00000)],
+                ),
+                dict(
+                    base,
+                    name="payload",
+                    path="a.toml",
+                    status="run",
+                    memory=mem,
+                    expect=[block(0, "u32", "<I", 0x7FFFFFFF)],
+                ),
                 dict(base, name="differs", path="c.toml", status="run", memory=[], expect=[block(4, "u32", "<I", 9)]),
                 {"name": "skip", "path": "d.toml", "status": "skip", "reason": "does not run at W = 32"},
             ]

@@ -12,8 +12,7 @@ reduce(unsigned char* mem, unsigned data, unsigned out, unsigned n)
     const unsigned end = n / 4;
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     unsigned sum = 0;
-    // The body already holds four independent loads, as the WAVE loop does; unrolling the
-    // loop further would make this a different kernel.
+    // Not unrolled, as the WAVE loop is not: both bodies hold the same four independent loads.
 #pragma unroll 1
     do {
         const uint4 x0 = v[i], x1 = v[i + G], x2 = v[i + 2 * G], x3 = v[i + 3 * G];

@@ -15,6 +15,8 @@ sgemm(unsigned char* mem, unsigned a, unsigned b, unsigned c, unsigned n)
     const unsigned row = blockIdx.y * 16 + ty;
     const unsigned col = blockIdx.x * 16 + tx;
     float acc = 0.0f;
+    // Unrolled as the WAVE code is: the k loop fully (by hand there), the tile loop not at all.
+#pragma unroll 1
     for (unsigned t = 0; t < n; t += 16) {
         As[ty][tx] = A[row * n + t + tx];
         Bs[ty][tx] = B[(t + ty) * n + col];
