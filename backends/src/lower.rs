@@ -15,6 +15,8 @@
 //!   with `act` telling which lanes take part. Lanes that `break`, `continue`, `return` or
 //!   `halt` clear their own saved flags of the blocks they leave, so the restore at each
 //!   `endif`, `endloop` and after each call brings back exactly the lanes the emulator would.
+//!   Blocks with no wave operation, call, barrier or halt, that no lane leaves early, still
+//!   run per thread inside `if (act)`: nothing in them can observe other lanes.
 
 use wave_isa::Operation;
 
@@ -218,6 +220,18 @@ impl Lower<'_, '_> {
                 run.push(Stmt::Inst(*n));
                 continue;
             }
+            // A block that no lane can leave early and that has no wave operation, call,
+            // barrier or halt can run per thread inside the wave-uniform code: lanes diverge in
+            // it and meet again at its end, and no other lane can tell.
+            if self.uniform && !matches!(node, Node::Inst(_)) && self.closed(node, 0) {
+                let scopes = std::mem::take(&mut self.scopes);
+                self.uniform = false;
+                let stmts = self.node(node);
+                self.uniform = true;
+                self.scopes = scopes;
+                run.extend(stmts);
+                continue;
+            }
             self.flush(&mut run, &mut out);
             out.extend(self.node(node));
             // Per-thread: after a node that may `return`, skip the rest of the function.
@@ -260,6 +274,22 @@ impl Lower<'_, '_> {
             });
         } else {
             out.extend(run);
+        }
+    }
+
+    /// Whether `node` is closed: only plain instructions, blocks, and `break`/`continue` of
+    /// loops inside it (`loops` of them enclose this point within the node).
+    fn closed(&self, node: &Node, loops: usize) -> bool {
+        match node {
+            Node::Inst(n) => {
+                let op = self.program.insts[*n].op;
+                self.is_plain(*n)
+                    || (loops > 0 && matches!(op, Operation::Break | Operation::Continue))
+            }
+            Node::If { then, otherwise, .. } => {
+                then.iter().chain(otherwise).all(|n| self.closed(n, loops))
+            }
+            Node::Loop { body, .. } => body.iter().all(|n| self.closed(n, loops + 1)),
         }
     }
 

@@ -792,14 +792,15 @@ impl<'a, 'm> Kernel<'a, 'm> {
                         // word by word (a 4-byte aligned u64 or u128 works, as in the emulator).
                         let n = if w == 3 { 2 } else { 4 };
                         let regs: Vec<String> = (0..n).map(|k| r(rd + k)).collect();
-                        l.push(aligned_check(i, 4 * u32::from(n)));
-                        l.push(format!("@%q3 ld.{space}.v{n}.u32 {{{}}}, {a0};", regs.join(", ")));
-                        for (k, reg) in regs.iter().enumerate() {
-                            l.push(format!(
-                                "@!%q3 ld.{space}.u32 {reg}, {};",
-                                at(&base, off + 4 * k as i64)
-                            ));
-                        }
+                        let words: Vec<String> = regs
+                            .iter()
+                            .enumerate()
+                            .map(|(k, reg)| {
+                                format!("ld.{space}.u32 {reg}, {};", at(&base, off + 4 * k as i64))
+                            })
+                            .collect();
+                        let vector = format!("ld.{space}.v{n}.u32 {{{}}}, {a0};", regs.join(", "));
+                        self.aligned_or_words(&mut l, i, 4 * u32::from(n), vector, words);
                     }
                 }
             }
@@ -820,14 +821,15 @@ impl<'a, 'm> Kernel<'a, 'm> {
                     _ => {
                         let n = if w == 3 { 2 } else { 4 };
                         let regs: Vec<String> = (0..n).map(|k| r(v + k)).collect();
-                        l.push(aligned_check(i, 4 * u32::from(n)));
-                        l.push(format!("@%q3 st.{space}.v{n}.u32 {a0}, {{{}}};", regs.join(", ")));
-                        for (k, reg) in regs.iter().enumerate() {
-                            l.push(format!(
-                                "@!%q3 st.{space}.u32 {}, {reg};",
-                                at(&base, off + 4 * k as i64)
-                            ));
-                        }
+                        let words: Vec<String> = regs
+                            .iter()
+                            .enumerate()
+                            .map(|(k, reg)| {
+                                format!("st.{space}.u32 {}, {reg};", at(&base, off + 4 * k as i64))
+                            })
+                            .collect();
+                        let vector = format!("st.{space}.v{n}.u32 {a0}, {{{}}};", regs.join(", "));
+                        self.aligned_or_words(&mut l, i, 4 * u32::from(n), vector, words);
                     }
                 }
             }
@@ -958,6 +960,36 @@ impl<'a, 'm> Kernel<'a, 'm> {
             _ => {}
         }
         l
+    }
+
+    /// `vector` when the WAVE address (register plus offset) is a multiple of `size`, else
+    /// `words`. The device memory pointer is at least 256-byte aligned (cudaMalloc) and the
+    /// local array 16-byte aligned, so the WAVE address decides; the branch is almost always
+    /// taken the same way by the whole wave.
+    fn aligned_or_words(
+        &mut self,
+        l: &mut Vec<String>,
+        i: &Instr,
+        size: u32,
+        vector: String,
+        words: Vec<String>,
+    ) {
+        let off = i.mem_offset() as u32;
+        let words_label = self.label("words");
+        let done = self.label("aligned");
+        if off % size == 0 {
+            l.push(format!("and.b32 %t22, {}, {};", r(i.inst.rs1), size - 1));
+        } else {
+            l.push(format!("add.u32 %t22, {}, {off};", r(i.inst.rs1)));
+            l.push(format!("and.b32 %t22, %t22, {};", size - 1));
+        }
+        l.push("setp.ne.u32 %q3, %t22, 0;".into());
+        l.push(format!("@%q3 bra {words_label};"));
+        l.push(vector);
+        l.push(format!("bra {done};"));
+        l.push(format!("{words_label}:"));
+        l.extend(words);
+        l.push(format!("{done}:"));
     }
 
     fn atomic(&mut self, i: &Instr, kind: u8, ty: AtomicType, local: bool, l: &mut Vec<String>) {
@@ -1172,18 +1204,6 @@ impl<'a, 'm> Kernel<'a, 'm> {
 /// `[base+offset]`.
 fn at(base: &str, off: i64) -> String {
     if off == 0 { format!("[{base}]") } else { format!("[{base}+{off}]") }
-}
-
-/// Sets `%q3` when the address of memory instruction `i` is a multiple of `size`.
-fn aligned_check(i: &Instr, size: u32) -> String {
-    // The WAVE address (register plus offset) decides: the device memory pointer is at least
-    // 256-byte aligned (cudaMalloc) and the local array 16-byte aligned.
-    let off = i.mem_offset() as u32;
-    format!(
-        "add.u32 %t22, {}, {off}; and.b32 %t22, %t22, {}; setp.eq.u32 %q3, %t22, 0;",
-        r(i.inst.rs1),
-        size - 1
-    )
 }
 
 /// Whether the instruction accesses local memory.

@@ -100,7 +100,9 @@ fn only_the_documented_cases_are_refused() {
             if let Err(e) = &o.result {
                 let allowed = e.contains("[E0302]")
                     || (target == Target::Metal
-                        && (e.contains("binary64") || e.contains("64-bit atomics") || e.contains("no way to stop a kernel")));
+                        && (e.contains("binary64")
+                            || e.contains("64-bit atomics")
+                            || e.contains("no way to stop a kernel")));
                 assert!(allowed, "{} refused for {}: {e}", o.key, target.name());
             }
         }

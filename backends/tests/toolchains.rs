@@ -30,7 +30,14 @@ fn tools() -> Option<HashMap<String, String>> {
             vars.insert(k, v);
         }
     }
-    let needed = ["WAVE_PTXAS", "WAVE_HIPCC", "WAVE_SYCL_CXX", "WAVE_SYCL_FLAGS", "WAVE_METAL_CLANG", "WAVE_METAL_FLAGS"];
+    let needed = [
+        "WAVE_PTXAS",
+        "WAVE_HIPCC",
+        "WAVE_SYCL_CXX",
+        "WAVE_SYCL_FLAGS",
+        "WAVE_METAL_CLANG",
+        "WAVE_METAL_FLAGS",
+    ];
     needed.iter().all(|k| vars.contains_key(*k)).then_some(vars)
 }
 
@@ -52,7 +59,13 @@ fn run_all(files: Vec<(String, PathBuf)>, make: &(dyn Fn(&Path) -> Command + Syn
                     let out = make(file).output();
                     let failed = match &out {
                         Ok(o) if o.status.success() => None,
-                        Ok(o) => Some(String::from_utf8_lossy(&o.stderr).lines().take(6).collect::<Vec<_>>().join("\n")),
+                        Ok(o) => Some(
+                            String::from_utf8_lossy(&o.stderr)
+                                .lines()
+                                .take(6)
+                                .collect::<Vec<_>>()
+                                .join("\n"),
+                        ),
                         Err(e) => Some(e.to_string()),
                     };
                     if let Some(why) = failed {
@@ -90,7 +103,9 @@ fn real_toolchains_accept_every_translation() {
         return;
     }
     let Some(t) = tools() else {
-        panic!("the backend toolchains are not installed: run `.ci/install-backend-tools` (or set WAVE_SKIP_TOOLCHAINS=1 to skip this test)");
+        panic!(
+            "the backend toolchains are not installed: run `.ci/install-backend-tools` (or set WAVE_SKIP_TOOLCHAINS=1 to skip this test)"
+        );
     };
     let mut failures = Vec::new();
     let mut counts = Vec::new();
@@ -113,11 +128,15 @@ fn real_toolchains_accept_every_translation() {
     counts.push(format!("ptx {} (sm_75, sm_90) + {} (sm_90 form)", ptx75.len(), ptx90.len()));
     // HIP.
     let hip = write_outputs(Target::Hip, 75, "hip");
-    let hip_flags = split(t.get("WAVE_HIPCC_FLAGS").map_or("--offload-arch=gfx90a -c", String::as_str));
+    let hip_flags =
+        split(t.get("WAVE_HIPCC_FLAGS").map_or("--offload-arch=gfx90a -c", String::as_str));
     let obj = scratch("hip-obj");
     failures.extend(run_all(hip.clone(), &|f| {
         let mut c = Command::new(&t["WAVE_HIPCC"]);
-        c.args(&hip_flags).arg(f).arg("-o").arg(obj.join(f.file_name().unwrap_or_default()).with_extension("o"));
+        c.args(&hip_flags)
+            .arg(f)
+            .arg("-o")
+            .arg(obj.join(f.file_name().unwrap_or_default()).with_extension("o"));
         c
     }));
     counts.push(format!("hip {}", hip.len()));
@@ -141,6 +160,11 @@ fn real_toolchains_accept_every_translation() {
         c
     }));
     counts.push(format!("metal {}", metal.len()));
-    assert!(failures.is_empty(), "{} translations rejected:\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} translations rejected:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
     eprintln!("accepted: {}", counts.join(", "));
 }

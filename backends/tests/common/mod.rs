@@ -40,7 +40,11 @@ pub fn outputs(target: Target, options: &Options) -> Vec<Output> {
             continue;
         }
         let rel = path.strip_prefix(&root).unwrap_or(&path).to_path_buf();
-        let area = rel.parent().and_then(|p| p.file_name()).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let area = rel
+            .parent()
+            .and_then(|p| p.file_name())
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let name = rel.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let result = wave_backends::write_string(target, &assembly.module, options).map_err(|e| {
             let lines: Vec<String> = e
@@ -48,7 +52,8 @@ pub fn outputs(target: Target, options: &Options) -> Vec<Output> {
                 .iter()
                 .map(|p| {
                     let d = p.to_diagnostic(&assembly.module, &case.source);
-                    let line = case.source[..d.span.start.min(case.source.len())].lines().count().max(1);
+                    let line =
+                        case.source[..d.span.start.min(case.source.len())].lines().count().max(1);
                     format!("{}:{line}: {p}", case.source_name)
                 })
                 .collect();

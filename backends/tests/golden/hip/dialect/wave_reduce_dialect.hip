@@ -69,7 +69,7 @@ extern "C" __global__ void __launch_bounds__(256) reduce_waves(uint8_t* __restri
     uint32_t r16 = 0u, r17 = 0u, r18 = 0u, r19 = 0u, r20 = 0u, r21 = 0u, r22 = 0u, r23 = 0u;
     uint32_t r24 = 0u, r25 = 0u;
     bool p0 = false, p1 = false, p2 = false, p3 = false;
-    bool act = false, halted = false, f2 = false, f3 = false, f4 = false, f5 = false, f6 = false, f7 = false, f8 = false, f9 = false;
+    bool act = false, halted = false, f2 = false;
     (void)wave_threads; (void)lane; (void)wave_id; (void)wave_w;
     act = true;
     halted = false;
@@ -148,13 +148,8 @@ extern "C" __global__ void __launch_bounds__(256) reduce_waves(uint8_t* __restri
         r12 = wave_id;
         // 23: icmp.eq p0, r11, 0
         p0 = (int32_t)r11 == (int32_t)0x00000000u;
-    }
-    // 24: if p0
-    f2 = act;
-    f3 = act && !p0;
-    act = act && p0;
-    if (__any(act)) {
-        if (act) {
+        // 24: if p0
+        if (p0) {
             // 25: shift.shl r13, r12, 2
             r13 = r12 << (0x00000002u & 31u);
             // 26: local_store.u32 r13, r10
@@ -170,10 +165,7 @@ extern "C" __global__ void __launch_bounds__(256) reduce_waves(uint8_t* __restri
             // 31: atomic_or.device r23, r24, r25
             r23 = (uint32_t)(__hip_atomic_fetch_or(((uint32_t*)(wave_mem + (int64_t)r24)), (uint32_t)r25, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT));
         }
-    }
-    // 32: endif
-    act = f2;
-    if (act) {
+        // 32: endif
         // 33: fence.release.workgroup
         __threadfence_block();
     }
@@ -184,27 +176,16 @@ extern "C" __global__ void __launch_bounds__(256) reduce_waves(uint8_t* __restri
         __threadfence_block();
         // 36: icmp.eq p1, r4, 0
         p1 = (int32_t)r4 == (int32_t)0x00000000u;
-    }
-    // 37: if p1
-    f4 = act;
-    f5 = act && !p1;
-    act = act && p1;
-    if (__any(act)) {
-        if (act) {
+        // 37: if p1
+        if (p1) {
             // 38: mov_special r14, sr_num_waves
             r14 = (wave_threads + wave_w - 1u) / wave_w;
             // 39: mov_imm r15, 0
             r15 = 0x00000000u;
             // 40: mov_imm r16, 0
             r16 = 0x00000000u;
-        }
-        // 41: loop
-        f6 = act;
-        f7 = act;
-        for (;;) {
-            act = f7;
-            if (!__any(act)) break;
-            if (act) {
+            // 41: loop
+            for (;;) {
                 // 42: shift.shl r17, r16, 2
                 r17 = r16 << (0x00000002u & 31u);
                 // 43: local_load.u32 r18, r17
@@ -215,15 +196,12 @@ extern "C" __global__ void __launch_bounds__(256) reduce_waves(uint8_t* __restri
                 r16 = r16 + 0x00000001u;
                 // 46: icmp.ge p2, r16, r14
                 p2 = (int32_t)r16 >= (int32_t)r14;
+                // 47: break p2
+                if (p2) {
+                    break;
+                }
+                // 48: endloop
             }
-            // 47: break p2
-            f8 = act && p2;
-            act = act && !f8;
-            f7 = f7 && !f8;
-            // 48: endloop
-        }
-        act = f6;
-        if (act) {
             // 49: shift.shl r19, r5, 2
             r19 = r5 << (0x00000002u & 31u);
             // 50: iadd r19, r1, r19
@@ -233,11 +211,10 @@ extern "C" __global__ void __launch_bounds__(256) reduce_waves(uint8_t* __restri
             // 52: atomic_add.device r20, r2, r15
             r20 = (uint32_t)(__hip_atomic_fetch_add(((uint32_t*)(wave_mem + (int64_t)r2)), (uint32_t)r15, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT));
         }
+        // 53: endif
     }
-    // 53: endif
-    act = f4;
     // 54: halt
-    f9 = act;
-    act = act && !f9;
-    halted = halted || f9;
+    f2 = act;
+    act = act && !f2;
+    halted = halted || f2;
 }

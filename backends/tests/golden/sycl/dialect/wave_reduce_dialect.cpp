@@ -73,7 +73,7 @@ struct wave_kernel_reduce_waves {
         uint32_t r16 = 0u, r17 = 0u, r18 = 0u, r19 = 0u, r20 = 0u, r21 = 0u, r22 = 0u, r23 = 0u;
         uint32_t r24 = 0u, r25 = 0u;
         bool p0 = false, p1 = false, p2 = false, p3 = false;
-        bool act = false, halted = false, f2 = false, f3 = false, f4 = false, f5 = false, f6 = false, f7 = false, f8 = false, f9 = false;
+        bool act = false, halted = false, f2 = false;
         (void)wave_threads; (void)lane; (void)wave_id; (void)wave_w;
         act = true;
         halted = false;
@@ -128,13 +128,8 @@ struct wave_kernel_reduce_waves {
             r12 = wave_id;
             // 23: icmp.eq p0, r11, 0
             p0 = (int32_t)r11 == (int32_t)0x00000000u;
-        }
-        // 24: if p0
-        f2 = act;
-        f3 = act && !p0;
-        act = act && p0;
-        if (sycl::any_of_group(wave_sg, act)) {
-            if (act) {
+            // 24: if p0
+            if (p0) {
                 // 25: shift.shl r13, r12, 2
                 r13 = r12 << (0x00000002u & 31u);
                 // 26: local_store.u32 r13, r10
@@ -159,10 +154,7 @@ struct wave_kernel_reduce_waves {
                     r23 = (uint32_t)(wave_ref.fetch_or((uint32_t)r25));
                 }
             }
-        }
-        // 32: endif
-        act = f2;
-        if (act) {
+            // 32: endif
             // 33: fence.release.workgroup
             sycl::atomic_fence(sycl::memory_order::acq_rel, sycl::memory_scope::work_group);
         }
@@ -173,27 +165,16 @@ struct wave_kernel_reduce_waves {
             sycl::atomic_fence(sycl::memory_order::acq_rel, sycl::memory_scope::work_group);
             // 36: icmp.eq p1, r4, 0
             p1 = (int32_t)r4 == (int32_t)0x00000000u;
-        }
-        // 37: if p1
-        f4 = act;
-        f5 = act && !p1;
-        act = act && p1;
-        if (sycl::any_of_group(wave_sg, act)) {
-            if (act) {
+            // 37: if p1
+            if (p1) {
                 // 38: mov_special r14, sr_num_waves
                 r14 = (wave_threads + wave_w - 1u) / wave_w;
                 // 39: mov_imm r15, 0
                 r15 = 0x00000000u;
                 // 40: mov_imm r16, 0
                 r16 = 0x00000000u;
-            }
-            // 41: loop
-            f6 = act;
-            f7 = act;
-            for (;;) {
-                act = f7;
-                if (!sycl::any_of_group(wave_sg, act)) break;
-                if (act) {
+                // 41: loop
+                for (;;) {
                     // 42: shift.shl r17, r16, 2
                     r17 = r16 << (0x00000002u & 31u);
                     // 43: local_load.u32 r18, r17
@@ -204,15 +185,12 @@ struct wave_kernel_reduce_waves {
                     r16 = r16 + 0x00000001u;
                     // 46: icmp.ge p2, r16, r14
                     p2 = (int32_t)r16 >= (int32_t)r14;
+                    // 47: break p2
+                    if (p2) {
+                        break;
+                    }
+                    // 48: endloop
                 }
-                // 47: break p2
-                f8 = act && p2;
-                act = act && !f8;
-                f7 = f7 && !f8;
-                // 48: endloop
-            }
-            act = f6;
-            if (act) {
                 // 49: shift.shl r19, r5, 2
                 r19 = r5 << (0x00000002u & 31u);
                 // 50: iadd r19, r1, r19
@@ -225,13 +203,12 @@ struct wave_kernel_reduce_waves {
                     r20 = (uint32_t)(wave_ref.fetch_add((uint32_t)r15));
                 }
             }
+            // 53: endif
         }
-        // 53: endif
-        act = f4;
         // 54: halt
-        f9 = act;
-        act = act && !f9;
-        halted = halted || f9;
+        f2 = act;
+        act = act && !f2;
+        halted = halted || f2;
     }
 };
 /// Runs `reduce_waves`: `grid` in workgroups and `workgroup` in threads, both x, y, z (x varies fastest).

@@ -71,7 +71,7 @@ struct wave_kernel_reduce_waves {
         uint32_t r8 = 0u, r9 = 0u, r10 = 0u, r11 = 0u, r12 = 0u, r13 = 0u, r14 = 0u, r15 = 0u;
         uint32_t r16 = 0u, r17 = 0u, r18 = 0u, r19 = 0u, r20 = 0u;
         bool p0 = false, p1 = false, p2 = false, p3 = false;
-        bool act = false, halted = false, f2 = false, f3 = false, f4 = false, f5 = false, f6 = false, f7 = false, f8 = false, f9 = false;
+        bool act = false, halted = false, f2 = false;
         (void)wave_threads; (void)lane; (void)wave_id; (void)wave_w;
         act = true;
         halted = false;
@@ -105,47 +105,30 @@ struct wave_kernel_reduce_waves {
             r12 = wave_id;
             // 19: icmp.eq p0, r11, 0
             p0 = (int32_t)r11 == (int32_t)0x00000000u;
-        }
-        // 20: if p0
-        f2 = act;
-        f3 = act && !p0;
-        act = act && p0;
-        if (sycl::any_of_group(wave_sg, act)) {
-            if (act) {
+            // 20: if p0
+            if (p0) {
                 // 21: shift.shl r13, r12, 2
                 r13 = r12 << (0x00000002u & 31u);
                 // 22: local_store.u32 r13, r10
                 *((uint32_t*)(wave_local + (int64_t)r13)) = r10;
             }
+            // 23: endif
         }
-        // 23: endif
-        act = f2;
         // 24: barrier
         sycl::group_barrier(wave_item.get_group());
         if (act) {
             // 25: icmp.eq p1, r4, 0
             p1 = (int32_t)r4 == (int32_t)0x00000000u;
-        }
-        // 26: if p1
-        f4 = act;
-        f5 = act && !p1;
-        act = act && p1;
-        if (sycl::any_of_group(wave_sg, act)) {
-            if (act) {
+            // 26: if p1
+            if (p1) {
                 // 27: mov_special r14, sr_num_waves
                 r14 = (wave_threads + wave_w - 1u) / wave_w;
                 // 28: mov_imm r15, 0
                 r15 = 0x00000000u;
                 // 29: mov_imm r16, 0
                 r16 = 0x00000000u;
-            }
-            // 30: loop
-            f6 = act;
-            f7 = act;
-            for (;;) {
-                act = f7;
-                if (!sycl::any_of_group(wave_sg, act)) break;
-                if (act) {
+                // 30: loop
+                for (;;) {
                     // 31: shift.shl r17, r16, 2
                     r17 = r16 << (0x00000002u & 31u);
                     // 32: local_load.u32 r18, r17
@@ -156,15 +139,12 @@ struct wave_kernel_reduce_waves {
                     r16 = r16 + 0x00000001u;
                     // 35: icmp.ge p2, r16, r14
                     p2 = (int32_t)r16 >= (int32_t)r14;
+                    // 36: break p2
+                    if (p2) {
+                        break;
+                    }
+                    // 37: endloop
                 }
-                // 36: break p2
-                f8 = act && p2;
-                act = act && !f8;
-                f7 = f7 && !f8;
-                // 37: endloop
-            }
-            act = f6;
-            if (act) {
                 // 38: shift.shl r19, r5, 2
                 r19 = r5 << (0x00000002u & 31u);
                 // 39: iadd r19, r1, r19
@@ -177,13 +157,12 @@ struct wave_kernel_reduce_waves {
                     r20 = (uint32_t)(wave_ref.fetch_add((uint32_t)r15));
                 }
             }
+            // 42: endif
         }
-        // 42: endif
-        act = f4;
         // 43: halt
-        f9 = act;
-        act = act && !f9;
-        halted = halted || f9;
+        f2 = act;
+        act = act && !f2;
+        halted = halted || f2;
     }
 };
 /// Runs `reduce_waves`: `grid` in workgroups and `workgroup` in threads, both x, y, z (x varies fastest).
