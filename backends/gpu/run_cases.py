@@ -311,6 +311,9 @@ class GpuRunner:
         self.cupy = cupy
         self.numpy = numpy
         cupy.cuda.Device(0).use()
+        # Recursive kernels (CAP_RECURSION) keep their functions as PTX functions, whose
+        # frames live on the per-thread stack: 64 nested calls need more than the default 1 KiB.
+        cupy.cuda.runtime.deviceSetLimit(0x00, 64 * 1024)  # cudaLimitStackSize
         # Creates the context now, so that the first case's time does not include it.
         if not self.healthy():
             raise RuntimeError("a copy to the GPU and back does not round-trip")

@@ -335,7 +335,7 @@ pub(crate) fn write_string(module: &Module, config: &Config<'_>) -> Result<Trans
                 continue;
             }
         };
-        let lowered = match lower(&program) {
+        let lowered = match lower(&program, config.dialect == Dialect::Hip) {
             Ok(l) => l,
             Err(mut p) => {
                 problems.append(&mut p);
@@ -349,6 +349,7 @@ pub(crate) fn write_string(module: &Module, config: &Config<'_>) -> Result<Trans
             config,
             out: Out::new(),
             problems: Vec::new(),
+            in_function: false,
         };
         w.kernel();
         problems.append(&mut w.problems);
@@ -369,6 +370,8 @@ struct Writer<'a, 'm> {
     config: &'a Config<'a>,
     out: Out,
     problems: Vec<Problem>,
+    /// Writing a function kept as a function (recursive kernels on HIP).
+    in_function: bool,
 }
 
 fn flag_name(f: Flag) -> String {
@@ -415,6 +418,7 @@ impl Writer<'_, '_> {
         let d = self.d();
         let (u32t, i32t, _, _) = d.types();
         let name = names::safe(&k.name, self.config.keywords);
+        self.functions();
         self.out.current = Some(k.code.start);
         self.out.flush_left("");
         self.out.flush_left(&format!(
@@ -489,15 +493,7 @@ impl Writer<'_, '_> {
         self.out.indent = if d == Dialect::Sycl { 2 } else { 1 };
         // Thread identity.
         match d {
-            Dialect::Hip => {
-                self.line("const uint32_t wave_tx = threadIdx.x, wave_ty = threadIdx.y, wave_tz = threadIdx.z;");
-                self.line("const uint32_t wave_threads = blockDim.x * blockDim.y * blockDim.z;");
-                self.line("const uint32_t wave_linear = wave_tx + blockDim.x * (wave_ty + blockDim.y * wave_tz);");
-                self.line("const uint32_t wave_w = warpSize;");
-                self.line(
-                    "const uint32_t lane = wave_linear % wave_w, wave_id = wave_linear / wave_w;",
-                );
-            }
+            Dialect::Hip => self.hip_identity(),
             Dialect::Sycl => {
                 self.line("sycl::sub_group wave_sg = wave_item.get_sub_group();");
                 self.line("const uint32_t wave_tx = wave_item.get_local_id(2), wave_ty = wave_item.get_local_id(1), wave_tz = wave_item.get_local_id(0);");
@@ -545,6 +541,9 @@ impl Writer<'_, '_> {
             self.line(&format!("{u32t} {};", chunk.join(", ")));
         }
         self.line("bool p0 = false, p1 = false, p2 = false, p3 = false;");
+        if !self.lowered.functions.is_empty() {
+            self.line("bool halted = false;");
+        }
         if self.lowered.flags > 0 {
             let flags: Vec<String> =
                 (0..self.lowered.flags).map(|f| format!("{} = false", flag_name(f))).collect();
@@ -593,6 +592,72 @@ impl Writer<'_, '_> {
                 self.out.indent = 0;
                 self.out.flush_left("}");
             }
+        }
+    }
+
+    fn hip_identity(&mut self) {
+        self.line(
+            "const uint32_t wave_tx = threadIdx.x, wave_ty = threadIdx.y, wave_tz = threadIdx.z;",
+        );
+        self.line("const uint32_t wave_threads = blockDim.x * blockDim.y * blockDim.z;");
+        self.line(
+            "const uint32_t wave_linear = wave_tx + blockDim.x * (wave_ty + blockDim.y * wave_tz);",
+        );
+        self.line("const uint32_t wave_w = warpSize;");
+        self.line("const uint32_t lane = wave_linear % wave_w, wave_id = wave_linear / wave_w;");
+    }
+
+    /// The name of function `f` of this kernel when it stays a function.
+    fn function_name(&self, f: usize) -> String {
+        let entry = self.program.insts[self.program.functions[f].entry].offset;
+        format!("wave_fn_{}_{entry}", names::safe(&self.program.kernel.name, self.config.keywords))
+    }
+
+    /// Every register and predicate by reference, then the halted flag.
+    fn function_signature(&self, name: &str) -> String {
+        let mut p =
+            vec!["uint8_t* __restrict__ wave_mem".to_string(), "uint8_t* wave_local".to_string()];
+        p.extend((0..self.program.registers).map(|r| format!("uint32_t& r{r}")));
+        p.extend((0..4).map(|k| format!("bool& p{k}")));
+        p.push("bool& halted".into());
+        format!("__device__ static void {name}({})", p.join(", "))
+    }
+
+    /// Functions kept as functions (a recursive kernel on HIP): prototypes, then bodies.
+    fn functions(&mut self) {
+        let functions = self.lowered.functions.clone();
+        if functions.is_empty() {
+            return;
+        }
+        self.out.flush_left("");
+        for (f, _) in &functions {
+            let sig = self.function_signature(&self.function_name(*f));
+            self.out.flush_left(&format!("{sig};"));
+        }
+        for (f, body) in &functions {
+            let entry = self.program.functions[*f].entry;
+            let offset = self.program.insts[entry].offset;
+            self.out.current = Some(offset);
+            let label = self
+                .module
+                .symbol_at(offset)
+                .map_or_else(|| format!("fn_{offset}"), |s| s.name.clone());
+            self.out.flush_left("");
+            self.out.flush_left(&format!(
+                "// function `{label}`, called recursively: registers are passed by reference"
+            ));
+            let sig = self.function_signature(&self.function_name(*f));
+            self.out.flush_left(&format!("{sig} {{"));
+            self.out.indent = 1;
+            self.hip_identity();
+            self.line(
+                "(void)wave_threads; (void)lane; (void)wave_id; (void)wave_w; (void)wave_local;",
+            );
+            self.in_function = true;
+            self.stmts(body);
+            self.in_function = false;
+            self.out.indent = 0;
+            self.out.flush_left("}");
         }
     }
 
@@ -657,7 +722,25 @@ impl Writer<'_, '_> {
                 let line = format!("if (!{}) break;", d.any(&cond(c)));
                 self.line(&line);
             }
+            Stmt::Exit if self.in_function => self.line("halted = true; return;"),
             Stmt::Exit => self.line("return;"),
+            Stmt::Return => self.line("return;"),
+            Stmt::Call { callee, .. } => {
+                let name = self.function_name(*callee);
+                let mut args = vec![
+                    "wave_mem".to_string(),
+                    if self.program.kernel.local_memory > 0 {
+                        "wave_local".into()
+                    } else {
+                        "(uint8_t*)0".into()
+                    },
+                ];
+                args.extend((0..self.program.registers).map(|r| format!("r{r}")));
+                args.extend((0..4).map(|k| format!("p{k}")));
+                args.push("halted".into());
+                self.line(&format!("{name}({});", args.join(", ")));
+                self.line("if (halted) return;");
+            }
             Stmt::Trap { index, message } => {
                 self.comment(*index);
                 match self.trap_line(message) {

@@ -86,6 +86,12 @@ pub(crate) enum Stmt {
     BreakUnlessAny(Cond),
     /// The thread ends (per-thread `halt`).
     Exit,
+    /// A call of a function kept as a function (recursive kernels, per-thread code).
+    Call {
+        callee: usize,
+    },
+    /// Return from a function kept as a function.
+    Return,
     /// The kernel reached something the emulator traps on.
     Trap {
         index: usize,
@@ -96,6 +102,9 @@ pub(crate) enum Stmt {
 /// A lowered kernel.
 pub(crate) struct Lowered {
     pub body: Vec<Stmt>,
+    /// In a recursive kernel, the functions kept as functions, by function index (calls are
+    /// then `Stmt::Call`); empty when every call is inlined.
+    pub functions: Vec<(usize, Vec<Stmt>)>,
     /// Number of flags (`ACT` and `HALTED` included in the wave-uniform lowering).
     pub flags: usize,
     /// Whether the wave-uniform lowering was used.
@@ -107,24 +116,31 @@ pub(crate) struct Lowered {
 /// The most statements inlining may produce before the backend gives up.
 const BUDGET: usize = 1 << 20;
 
-/// Lowers `program`; `Err` when it calls recursively or inlines past the budget.
-pub(crate) fn lower(program: &Program<'_>) -> Result<Lowered, Vec<Problem>> {
+/// Lowers `program`; `Err` when it recurses in wave-uniform code, or inlines past the budget.
+pub(crate) fn lower(program: &Program<'_>, recursion: bool) -> Result<Lowered, Vec<Problem>> {
     let name = &program.kernel.name;
-    if let Some(call) = program.recursive_call() {
-        return Err(vec![
-            Problem::error(
-                codes::RECURSION,
-                name,
-                Some(program.insts[call].offset),
-                "this call is recursive, and the backends inline every call".to_string(),
-            )
-            .with_note(
-                "recursion is the optional capability CAP_RECURSION; the emulator supports it, \
-                 the PTX, HIP, SYCL and Metal backends do not",
-            ),
-        ]);
-    }
     let uniform = program.uses_wave_ops;
+    // A recursive kernel keeps its functions as functions (per-thread code only: a wave-uniform
+    // function would have to pass every lane's flags); the targets that have no recursion
+    // refuse it.
+    let real_calls = match program.recursive_call() {
+        None => false,
+        Some(call) if !recursion || uniform => {
+            let why = if recursion {
+                "this call is recursive in a kernel that uses wave operations, and the backends inline every call there"
+            } else {
+                "this call is recursive, and this target has no recursion (calls are inlined)"
+            };
+            return Err(vec![
+                Problem::error(codes::RECURSION, name, Some(program.insts[call].offset), why.to_string())
+                    .with_note(
+                        "recursion is the optional capability CAP_RECURSION: the emulator has it; PTX and HIP have it in \
+                         kernels without wave operations; SYCL and Metal forbid recursion in device code",
+                    ),
+            ]);
+        }
+        Some(_) => true,
+    };
     let mut l = Lower {
         program,
         flags: if uniform { 2 } else { 0 },
@@ -133,6 +149,8 @@ pub(crate) fn lower(program: &Program<'_>) -> Result<Lowered, Vec<Problem>> {
         scopes: Vec::new(),
         warnings: Vec::new(),
         over_budget: None,
+        real_calls,
+        in_function: false,
     };
     let mut body = Vec::new();
     if uniform {
@@ -141,6 +159,14 @@ pub(crate) fn lower(program: &Program<'_>) -> Result<Lowered, Vec<Problem>> {
     }
     let kernel_body = &program.functions[0].body;
     body.extend(l.function(kernel_body, None));
+    let mut functions = Vec::new();
+    if real_calls {
+        l.in_function = true;
+        for f in program.reachable().into_iter().skip(1) {
+            let stmts = l.function(&program.functions[f].body, Some(program.functions[f].entry));
+            functions.push((f, stmts));
+        }
+    }
     if let Some(at) = l.over_budget {
         return Err(vec![Problem::error(
             codes::TOO_LARGE,
@@ -149,7 +175,7 @@ pub(crate) fn lower(program: &Program<'_>) -> Result<Lowered, Vec<Problem>> {
             format!("inlining every call makes the kernel larger than {BUDGET} statements"),
         )]);
     }
-    Ok(Lowered { body, flags: l.flags, uniform, warnings: l.warnings })
+    Ok(Lowered { body, functions, flags: l.flags, uniform, warnings: l.warnings })
 }
 
 /// A block of the inline stack that lanes can leave early.
@@ -172,6 +198,10 @@ struct Lower<'p, 'm> {
     scopes: Vec<Scope>,
     warnings: Vec<Problem>,
     over_budget: Option<usize>,
+    /// Calls stay calls (a recursive kernel, per-thread code).
+    real_calls: bool,
+    /// Lowering the body of a function that stays a function.
+    in_function: bool,
 }
 
 impl Lower<'_, '_> {
@@ -188,7 +218,8 @@ impl Lower<'_, '_> {
         self.over_budget.is_none()
     }
 
-    /// A function body: the kernel (`call` is `None`) or an inlined callee.
+    /// A function body: the kernel (`call` is `None`), an inlined callee, or a function kept as
+    /// a function.
     fn function(&mut self, body: &[Node], call: Option<usize>) -> Vec<Stmt> {
         let mut out = self.block(body);
         // Falling off the end of a function's code halts the lanes that get there.
@@ -412,6 +443,7 @@ impl Lower<'_, '_> {
                 }
                 out
             }
+            Operation::Return if self.in_function => vec![Stmt::Marker(n), Stmt::Return],
             Operation::Return => {
                 let Some(Scope::Call { ret, .. }) =
                     self.scopes.iter().rev().find(|s| matches!(s, Scope::Call { .. })).copied()
@@ -462,6 +494,9 @@ impl Lower<'_, '_> {
             }
             Operation::Call => {
                 let Some(callee) = self.program.callee(n) else { return vec![Stmt::Marker(n)] };
+                if self.real_calls {
+                    return vec![Stmt::Marker(n), Stmt::Call { callee }];
+                }
                 let body = self.program.functions[callee].body.clone();
                 let mut out = vec![Stmt::Marker(n)];
                 if self.uniform {

@@ -12,7 +12,7 @@
 use std::fmt::Write as _;
 
 use wave_isa::{AtomicType, Operation, SCOPES};
-use wave_wbin::{Module, ParamType};
+use wave_wbin::Module;
 
 use crate::lower::{ACT, Cond, Flag, HALTED, Lit, Lowered, Stmt, lower};
 use crate::structure::{Instr, Program, analyse, mnemonic};
@@ -136,7 +136,7 @@ pub fn write_string(module: &Module, options: &Options) -> Result<Translation, E
                 continue;
             }
         };
-        let lowered = match lower(&program) {
+        let lowered = match lower(&program, true) {
             Ok(l) => l,
             Err(mut p) => {
                 problems.append(&mut p);
@@ -182,6 +182,8 @@ struct Kernel<'a, 'm> {
     /// Loop labels (continue, break) from the innermost outwards.
     loops: Vec<(String, String)>,
     helpers: Helpers,
+    /// In a function kept as a function: the label of its return sequence.
+    ret_label: Option<String>,
 }
 
 /// Renders a predicate literal as a PTX operand, negated with `!` where PTX allows it.
@@ -226,6 +228,7 @@ impl<'a, 'm> Kernel<'a, 'm> {
             labels: 0,
             loops: Vec::new(),
             helpers: Helpers::default(),
+            ret_label: None,
         }
     }
 
@@ -238,9 +241,164 @@ impl<'a, 'm> Kernel<'a, 'm> {
         self.out.line(s);
     }
 
+    /// The name of function `f` of this kernel when it stays a function.
+    fn function_name(&self, f: usize) -> String {
+        let entry = self.program.insts[self.program.functions[f].entry].offset;
+        format!("wave_fn_{}_{entry}", names::safe(&self.program.kernel.name, KEYWORDS))
+    }
+
+    /// The register declarations every body needs.
+    fn declarations(&mut self) {
+        let regs = self.program.registers;
+        self.line(&format!(".reg .b32 %r<{regs}>;"));
+        self.line(".reg .pred %p<4>;");
+        if self.lowered.flags > 2 || self.lowered.uniform {
+            self.line(&format!(".reg .pred %f<{}>;", self.lowered.flags.max(2)));
+        }
+        self.line(".reg .pred %act, %halted, %ptrue, %pfalse;");
+        self.line(".reg .pred %q<8>;");
+        self.line(".reg .b32 %t<24>;");
+        self.line(".reg .b32 %live, %wave_id, %lane;");
+        self.line(".reg .b64 %a<4>;");
+        self.line(".reg .f64 %d<12>;");
+        self.line(".reg .b16 %h<8>;");
+    }
+
+    /// Constants, the wave and the live lanes: linear thread index / 32, and the threads this
+    /// warp has.
+    fn identity(&mut self) {
+        self.line("mov.b32 %t0, 0;");
+        self.line("setp.eq.b32 %ptrue, %t0, 0;");
+        self.line("setp.ne.b32 %pfalse, %t0, 0;");
+        self.line("mov.u32 %t0, %tid.x;");
+        self.line("mov.u32 %t1, %tid.y;");
+        self.line("mov.u32 %t2, %tid.z;");
+        self.line("mov.u32 %t3, %ntid.x;");
+        self.line("mov.u32 %t4, %ntid.y;");
+        self.line("mov.u32 %t5, %ntid.z;");
+        self.line("mad.lo.u32 %t1, %t2, %t4, %t1;");
+        self.line("mad.lo.u32 %t0, %t1, %t3, %t0;");
+        self.line("shr.u32 %wave_id, %t0, 5;");
+        self.line("and.b32 %lane, %t0, 31;");
+        self.line("mul.lo.u32 %t3, %t3, %t4;");
+        self.line("mul.lo.u32 %t3, %t3, %t5;");
+        self.line("shl.b32 %t6, %wave_id, 5;");
+        self.line("sub.u32 %t6, %t3, %t6;");
+        self.line("min.u32 %t6, %t6, 32;");
+        self.line("shl.b32 %live, 1, %t6;");
+        self.line("sub.u32 %live, %live, 1;");
+    }
+
+    /// Bytes of the register block a function kept as a function takes and returns: every
+    /// WAVE register, then the four predicates as words (one `.param` array each way, as the
+    /// PTX ABI that recursion needs allows a single return value).
+    fn block_bytes(&self) -> usize {
+        4 * (self.program.registers + 4)
+    }
+
+    fn function_header(&self, name: &str) -> String {
+        let n = self.block_bytes();
+        format!(
+            ".func (.param .align 4 .b8 wave_out[{n}]) {name}(.param .b64 wave_in_mem, .param .align 4 .b8 wave_in[{n}])"
+        )
+    }
+
+    fn functions(&mut self) {
+        let functions = self.lowered.functions.clone();
+        if functions.is_empty() {
+            return;
+        }
+        // Prototypes first: the functions may call each other in any order.
+        for (f, _) in &functions {
+            let line = format!("{};", self.function_header(&self.function_name(*f)));
+            self.out.flush_left(&line);
+        }
+        let regs = self.program.registers;
+        for (f, body) in &functions {
+            let name = self.function_name(*f);
+            let entry = self.program.functions[*f].entry;
+            self.out.current = Some(self.program.insts[entry].offset);
+            self.out.flush_left("");
+            self.out.flush_left(&format!(
+                "// function `{}`, called recursively: every register is passed in and out",
+                self.label_of(entry)
+            ));
+            let header = self.function_header(&name);
+            self.out.flush_left(&header);
+            self.out.flush_left("{");
+            self.out.indent = 1;
+            self.declarations();
+            self.line(".reg .b64 %mem;");
+            self.line("ld.param.b64 %mem, [wave_in_mem];");
+            for r in 0..regs {
+                self.line(&format!("ld.param.b32 %r{r}, [wave_in+{}];", 4 * r));
+            }
+            self.identity();
+            for k in 0..4 {
+                self.line(&format!("ld.param.b32 %t{}, [wave_in+{}];", 10 + k, 4 * (regs + k)));
+                self.line(&format!("setp.ne.b32 %p{k}, %t{}, 0;", 10 + k));
+            }
+            self.ret_label = Some(self.label("return"));
+            self.stmts(body);
+            let ret = self.ret_label.take().unwrap_or_default();
+            self.out.flush_left(&format!("{ret}:"));
+            for r in 0..regs {
+                self.line(&format!("st.param.b32 [wave_out+{}], %r{r};", 4 * r));
+            }
+            for k in 0..4 {
+                self.line(&format!("selp.b32 %t{}, 1, 0, %p{k};", 10 + k));
+                self.line(&format!("st.param.b32 [wave_out+{}], %t{};", 4 * (regs + k), 10 + k));
+            }
+            self.line("ret;");
+            self.out.indent = 0;
+            self.out.flush_left("}");
+        }
+    }
+
+    fn label_of(&self, entry: usize) -> String {
+        let offset = self.program.insts[entry].offset;
+        self.module.symbol_at(offset).map_or_else(|| format!("fn_{offset}"), |s| s.name.clone())
+    }
+
+    /// A call of a function kept as a function.
+    fn call(&mut self, callee: usize) {
+        let name = self.function_name(callee);
+        let regs = self.program.registers;
+        let n = self.block_bytes();
+        self.line("{");
+        self.line(".param .b64 wave_call_mem;");
+        self.line(&format!(".param .align 4 .b8 wave_call_in[{n}];"));
+        self.line(&format!(".param .align 4 .b8 wave_call_out[{n}];"));
+        self.line("st.param.b64 [wave_call_mem], %mem;");
+        for r in 0..regs {
+            self.line(&format!("st.param.b32 [wave_call_in+{}], %r{r};", 4 * r));
+        }
+        for k in 0..4 {
+            self.line(&format!("selp.b32 %t{}, 1, 0, %p{k};", 10 + k));
+            self.line(&format!("st.param.b32 [wave_call_in+{}], %t{};", 4 * (regs + k), 10 + k));
+        }
+        self.line(&format!("call (wave_call_out), {name}, (wave_call_mem, wave_call_in);"));
+        for r in 0..regs {
+            self.line(&format!("ld.param.b32 %r{r}, [wave_call_out+{}];", 4 * r));
+        }
+        for k in 0..4 {
+            self.line(&format!("ld.param.b32 %t{}, [wave_call_out+{}];", 10 + k, 4 * (regs + k)));
+            self.line(&format!("setp.ne.b32 %p{k}, %t{}, 0;", 10 + k));
+        }
+        self.line("}");
+    }
+
     fn kernel(&mut self) {
         let k = self.program.kernel;
         let name = names::safe(&k.name, KEYWORDS);
+        if k.local_memory > 0 && !self.lowered.functions.is_empty() {
+            // Functions reach the kernel's local memory through a module-scope array.
+            self.out.flush_left(&format!(
+                ".shared .align 16 .b8 wave_local_{name}[{}];",
+                k.local_memory
+            ));
+        }
+        self.functions();
         self.out.current = Some(k.code.start);
         self.out.flush_left("");
         self.out.flush_left(&format!(
@@ -262,20 +420,9 @@ impl<'a, 'm> Kernel<'a, 'm> {
         }
         self.out.flush_left("{");
         self.out.indent = 1;
-        let regs = self.program.registers;
-        self.line(&format!(".reg .b32 %r<{regs}>;"));
-        self.line(".reg .pred %p<4>;");
-        if self.lowered.flags > 2 || self.lowered.uniform {
-            self.line(&format!(".reg .pred %f<{}>;", self.lowered.flags.max(2)));
-        }
-        self.line(".reg .pred %act, %halted, %ptrue, %pfalse;");
-        self.line(".reg .pred %q<8>;");
-        self.line(".reg .b32 %t<24>;");
-        self.line(".reg .b32 %live, %wave_id, %lane;");
-        self.line(".reg .b64 %mem, %a<4>;");
-        self.line(".reg .f64 %d<12>;");
-        self.line(".reg .b16 %h<8>;");
-        if k.local_memory > 0 {
+        self.declarations();
+        self.line(".reg .b64 %mem;");
+        if k.local_memory > 0 && self.lowered.functions.is_empty() {
             self.line(&format!(".shared .align 16 .b8 wave_local[{}];", k.local_memory));
         }
         // Parameters are preloaded into r0, r1, ...; every other register starts at zero.
@@ -288,35 +435,14 @@ impl<'a, 'm> Kernel<'a, 'm> {
                 p.ty.name()
             );
             self.line(&line);
-            let _ = p.ty == ParamType::Ptr;
         }
-        for i in k.params.len()..regs {
+        for i in k.params.len()..self.program.registers {
             self.line(&format!("mov.b32 %r{i}, 0;"));
         }
-        self.line("mov.b32 %t0, 0;");
-        self.line("setp.eq.b32 %ptrue, %t0, 0;");
-        self.line("setp.ne.b32 %pfalse, %t0, 0;");
+        self.identity();
         for p in 0..4 {
             self.line(&format!("mov.pred %p{p}, %pfalse;"));
         }
-        // The wave: linear thread index / 32; live lanes: the threads this warp has.
-        self.line("mov.u32 %t0, %tid.x;");
-        self.line("mov.u32 %t1, %tid.y;");
-        self.line("mov.u32 %t2, %tid.z;");
-        self.line("mov.u32 %t3, %ntid.x;");
-        self.line("mov.u32 %t4, %ntid.y;");
-        self.line("mov.u32 %t5, %ntid.z;");
-        self.line("mad.lo.u32 %t1, %t2, %t4, %t1;");
-        self.line("mad.lo.u32 %t0, %t1, %t3, %t0;");
-        self.line("shr.u32 %wave_id, %t0, 5;");
-        self.line("and.b32 %lane, %t0, 31;");
-        self.line("mul.lo.u32 %t3, %t3, %t4;");
-        self.line("mul.lo.u32 %t3, %t3, %t5;");
-        self.line("shl.b32 %t6, %wave_id, 5;");
-        self.line("sub.u32 %t6, %t3, %t6;");
-        self.line("min.u32 %t6, %t6, 32;");
-        self.line("shl.b32 %live, 1, %t6;");
-        self.line("sub.u32 %live, %live, 1;");
         let body = self.lowered.body.clone();
         self.stmts(&body);
         self.out.current = None;
@@ -455,6 +581,11 @@ impl<'a, 'm> Kernel<'a, 'm> {
                 self.line(&format!("@!%q5 bra {end};"));
             }
             Stmt::Exit => self.line("exit;"),
+            Stmt::Call { callee, .. } => self.call(*callee),
+            Stmt::Return => {
+                let ret = self.ret_label.clone().unwrap_or_default();
+                self.line(&format!("bra {ret};"));
+            }
             Stmt::Trap { index, message } => {
                 self.comment(*index);
                 self.line(&format!("trap;   // {message}"));
@@ -546,12 +677,21 @@ impl<'a, 'm> Kernel<'a, 'm> {
         }
     }
 
+    /// The local memory array: in the kernel, or at module scope when functions use it too.
+    fn local_symbol(&self) -> String {
+        if self.lowered.functions.is_empty() {
+            "wave_local".into()
+        } else {
+            format!("wave_local_{}", names::safe(&self.program.kernel.name, KEYWORDS))
+        }
+    }
+
     /// The base register of a memory operand (after the lines that compute it) and the
     /// instruction's offset: the access is at `[base+offset]`.
     fn address(&self, i: &Instr, local: bool, lines: &mut Vec<String>) -> (String, i64) {
         let off = i64::from(i.mem_offset());
         if local {
-            lines.push("mov.u32 %t21, wave_local;".into());
+            lines.push(format!("mov.u32 %t21, {};", self.local_symbol()));
             lines.push(format!("add.u32 %t21, %t21, {};", r(i.inst.rs1)));
             ("%t21".into(), off)
         } else {

@@ -35,13 +35,18 @@ fn every_code_is_documented() {
         .collect();
     assert!(codes.len() >= 8, "{codes:?}");
     for code in codes {
-        assert!(docs.contains(&format!("## {code}:")), "{code} is not documented in docs/diagnostics.md");
+        assert!(
+            docs.contains(&format!("## {code}:")),
+            "{code} is not documented in docs/diagnostics.md"
+        );
     }
 }
 
 #[test]
 fn refusals_name_the_instruction() {
-    let m = module(".kernel k\n.param out: ptr\n    mov_imm r2, 0\n    mov_imm r3, 0x3FF00000\n    dadd r4, r2, r2\n    device_store.u32 out, r4\n.end\n");
+    let m = module(
+        ".kernel k\n.param out: ptr\n    mov_imm r2, 0\n    mov_imm r3, 0x3FF00000\n    dadd r4, r2, r2\n    device_store.u32 out, r4\n.end\n",
+    );
     let e = write_string(Target::Metal, &m, &Options::default()).expect_err("Metal has no f64");
     let p = &e.problems[0];
     assert_eq!(p.code, crate::codes::UNSUPPORTED);
@@ -58,25 +63,38 @@ fn refusals_name_the_instruction() {
 
 #[test]
 fn recursion_is_refused_at_the_call() {
-    let m = module(".kernel k\n.param out: ptr\n    call f\n    halt\nf:\n    icmp.lt p0, r1, 3\n    if p0\n        iadd r1, r1, 1\n        call f\n    endif\n    return\n.end\n");
+    let m = module(
+        ".kernel k\n.param out: ptr\n    call f\n    halt\nf:\n    icmp.lt p0, r1, 3\n    if p0\n        iadd r1, r1, 1\n        call f\n    endif\n    return\n.end\n",
+    );
     for t in Target::ALL {
         let e = write_string(t, &m, &Options::default()).expect_err("recursive");
         assert_eq!(e.problems[0].code, crate::codes::RECURSION);
         let insts: Vec<(u32, wave_isa::Inst)> = m.instructions(&m.kernels[0]).collect();
-        let inner_call = insts.iter().filter(|(_, i)| i.info().is_some_and(|o| o.mnemonic == "call")).nth(1).map(|(o, _)| *o);
+        let inner_call = insts
+            .iter()
+            .filter(|(_, i)| i.info().is_some_and(|o| o.mnemonic == "call"))
+            .nth(1)
+            .map(|(o, _)| *o);
         assert_eq!(e.problems[0].offset, inner_call);
     }
 }
 
 #[test]
 fn wave_operations_switch_to_wave_uniform_control_flow() {
-    let plain = module(".kernel k\n.param out: ptr\n    mov r1, sr_lane_id\n    icmp.lt p0, r1, 4\n    if p0\n        device_store.u32 out, r1\n    endif\n.end\n");
-    let wave = module(".kernel k\n.param out: ptr\n    mov r1, sr_lane_id\n    icmp.lt p0, r1, 4\n    if p0\n        wave_reduce.add r2, r1\n        device_store.u32 out, r2\n    endif\n.end\n");
+    let plain = module(
+        ".kernel k\n.param out: ptr\n    mov r1, sr_lane_id\n    icmp.lt p0, r1, 4\n    if p0\n        device_store.u32 out, r1\n    endif\n.end\n",
+    );
+    let wave = module(
+        ".kernel k\n.param out: ptr\n    mov r1, sr_lane_id\n    icmp.lt p0, r1, 4\n    if p0\n        wave_reduce.add r2, r1\n        device_store.u32 out, r2\n    endif\n.end\n",
+    );
     let p = write_string(Target::Ptx, &plain, &Options::default()).expect("ok").text;
     let w = write_string(Target::Ptx, &wave, &Options::default()).expect("ok").text;
     assert!(!p.contains("vote.sync"), "per-thread code votes nowhere");
     assert!(w.contains("vote.sync.any.pred"), "the if runs when any lane takes it");
-    assert!(!w.contains("0xFFFFFFFF, %live") && w.contains("%live;"), "collectives use the live lanes");
+    assert!(
+        !w.contains("0xFFFFFFFF, %live") && w.contains("%live;"),
+        "collectives use the live lanes"
+    );
     let h = write_string(Target::Hip, &wave, &Options::default()).expect("ok").text;
     assert!(h.contains("if (__any(act))") && h.contains("wave_part ? r1 : 0u"), "{h}");
 }

@@ -252,19 +252,37 @@ fn emit_prints_each_target_and_refuses_with_a_located_error() {
     let o = wave(&["emit", "--target", "ptx", "compiler/asm/tests/data/vector_add.wave"]);
     golden("vector_add.ptx", &text(&o.stdout));
     // Metal has no binary64: exit 1, the instruction's location.
-    let o = wave(&["emit", "--color", "never", "--target", "metal", "conformance/cases/instructions/f64_dmul_ddiv.toml"]);
+    let o = wave(&[
+        "emit",
+        "--color",
+        "never",
+        "--target",
+        "metal",
+        "conformance/cases/instructions/f64_dmul_ddiv.toml",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     let err = text(&o.stderr);
-    assert!(err.contains("error[E0301]") && err.contains("binary64") && err.contains("dmul"), "{err}");
+    assert!(
+        err.contains("error[E0301]") && err.contains("binary64") && err.contains("dmul"),
+        "{err}"
+    );
     // The source map has one entry per generated line.
     let map = tmp("map.json");
-    let o = wave(&["emit", "--target", "hip", "compiler/asm/tests/data/vector_add.wave", "--source-map", map.to_str().unwrap()]);
+    let o = wave(&[
+        "emit",
+        "--target",
+        "hip",
+        "compiler/asm/tests/data/vector_add.wave",
+        "--source-map",
+        map.to_str().unwrap(),
+    ]);
     assert!(o.status.success());
     let json = std::fs::read_to_string(&map).unwrap();
     let entries = json.split("\"lines\": [").nth(1).unwrap().matches(',').count() + 1;
     assert_eq!(entries, text(&o.stdout).lines().count(), "{json}");
     // Bad usage: exit 2.
-    let o = wave(&["emit", "--target", "ptx", "--sm", "60", "compiler/asm/tests/data/vector_add.wave"]);
+    let o =
+        wave(&["emit", "--target", "ptx", "--sm", "60", "compiler/asm/tests/data/vector_add.wave"]);
     assert_eq!(o.status.code(), Some(2));
     let o = wave(&["emit", "--target", "cuda", "compiler/asm/tests/data/vector_add.wave"]);
     assert_eq!(o.status.code(), Some(2));
