@@ -1117,7 +1117,7 @@ impl<'a, 'm> Kernel<'a, 'm> {
         let off = i.mem_offset() as u32;
         let words_label = self.label("words");
         let done = self.label("aligned");
-        if off % size == 0 {
+        if off.is_multiple_of(size) {
             l.push(format!("and.b32 %t22, {}, {};", r(i.inst.rs1), size - 1));
         } else {
             l.push(format!("add.u32 %t22, {}, {off};", r(i.inst.rs1)));

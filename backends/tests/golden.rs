@@ -98,7 +98,8 @@ fn only_the_documented_cases_are_refused() {
     for target in Target::ALL {
         for o in common::outputs(target, &common::options(75)) {
             if let Err(e) = &o.result {
-                let allowed = (e.contains("[E0302]") && matches!(target, Target::Sycl | Target::Metal))
+                let allowed = (e.contains("[E0302]")
+                    && matches!(target, Target::Sycl | Target::Metal))
                     || (target == Target::Metal
                         && (e.contains("binary64")
                             || e.contains("64-bit atomics")
