@@ -98,6 +98,7 @@ impl Dialect {
         match self {
             Dialect::Hip => {
                 s.push_str("#include <hip/hip_runtime.h>\n#include <hip/hip_fp16.h>\n#include <stdint.h>\n\n");
+                s.push_str("// Each WAVE instruction rounds once: no fusing of a multiply and an add.\n#pragma clang fp contract(off)\n\n");
                 s.push_str(&format!(
                     "{q} float wave_f(uint32_t x) {{ return __uint_as_float(x); }}\n"
                 ));
@@ -171,6 +172,7 @@ impl Dialect {
             }
             Dialect::Sycl => {
                 s.push_str("#include <sycl/sycl.hpp>\n#include <cassert>\n#include <stdint.h>\n\n");
+                s.push_str("// Each WAVE instruction rounds once: no fusing of a multiply and an add.\n#if defined(__clang__)\n#pragma clang fp contract(off)\n#endif\n\n");
                 s.push_str(&format!(
                     "{q} float wave_f(uint32_t x) {{ return sycl::bit_cast<float>(x); }}\n"
                 ));
@@ -236,6 +238,7 @@ impl Dialect {
             }
             Dialect::Metal => {
                 s.push_str("#include <metal_stdlib>\nusing namespace metal;\n\n");
+                s.push_str("// Each WAVE instruction rounds once: no fusing of a multiply and an add.\n#pragma clang fp contract(off)\n\n");
                 s.push_str(&format!("{q} float wave_f(uint x) {{ return as_type<float>(x); }}\n"));
                 s.push_str(&format!("{q} uint wave_u(float x) {{ return as_type<uint>(x); }}\n"));
                 s.push_str(&format!("{q} half wave_h(uint x, bool hi) {{ return as_type<half>((ushort)(hi ? x >> 16 : x)); }}\n"));
@@ -908,7 +911,12 @@ impl Writer<'_, '_> {
             Operation::Fclamp => l.push(format!("{rd} = wave_fmin(wave_fmax({a}, {}), {c});", r(i.inst.rs2))),
             Operation::Fsat => l.push(format!("{rd} = wave_fmin(wave_fmax({a}, 0u), 0x3F800000u);")),
             Operation::Fsqrt => l.push(format!("{rd} = wave_u(wave_sqrt({}));", f(&a))),
-            Operation::Frsqrt => l.push(format!("{rd} = wave_u(wave_rsqrt({}));", f(&a))),
+            Operation::Frsqrt => {
+                if d == Dialect::Metal {
+                    self.differs(i, "1 / precise::sqrt(x) rounds twice (no binary64 on Apple GPUs), so it can be 1 ULP from the emulator's result");
+                }
+                l.push(format!("{rd} = wave_u(wave_rsqrt({}));", f(&a)));
+            }
             Operation::Frcp => l.push(format!("{rd} = wave_u(1.0f / {});", f(&a))),
             Operation::Ffloor => l.push(format!("{rd} = wave_u(wave_floor({}));", f(&a))),
             Operation::Fceil => l.push(format!("{rd} = wave_u(wave_ceil({}));", f(&a))),

@@ -452,7 +452,7 @@ impl Lower<'_, '_> {
                         codes::TRAPS,
                         &self.program.kernel.name,
                         Some(i.offset),
-                        "`return` outside a function: the emulator traps here, and so does the generated code".into(),
+                        "`return` outside a function: the emulator traps here, and the generated code traps too (on targets that have a trap)".into(),
                     ));
                     return vec![
                         Stmt::Marker(n),

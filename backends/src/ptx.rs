@@ -6,8 +6,8 @@
 //! WAVE address, local memory is a `.shared` array sized from the kernel. Floating point is
 //! IEEE (`.rn`, denormals kept), matching the emulator bit for bit except NaN payloads: PTX
 //! produces `0x7FFFFFFF` where the emulator canonicalises to `0x7FC00000`.
-//! `ftransc` runs in binary64 with a full-range argument reduction (see `wave_trigf`), so its
-//! results are within 1 ULP. Mappings: `docs/backends/ptx.md`.
+//! `ftransc` runs in binary64 with a full-range argument reduction (see `wave_trigf`) and rounds
+//! once: a model of that code gave the correctly rounded result on every input it was run on. Mappings: `docs/backends/ptx.md`.
 
 use std::fmt::Write as _;
 

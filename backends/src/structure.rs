@@ -166,9 +166,10 @@ pub(crate) fn analyse<'m>(
                 problems.push(problem(
                     i.offset,
                     format!(
-                        "`{}` uses r{} but the kernel declares {registers} registers",
+                        "`{}` uses r{} but the kernel declares {registers} register{}",
                         mnemonic(i),
-                        last - 1
+                        last - 1,
+                        if registers == 1 { "" } else { "s" }
                     ),
                 ));
             }

@@ -17,7 +17,8 @@ use crate::{Error, Translation};
 pub struct Options {
     /// Only this kernel; all when `None`.
     pub kernel: Option<String>,
-    /// The required sub-group size: the wave width (8, 16 or 32 on Intel GPUs).
+    /// The required sub-group size: the wave width, 8, 16 or 32 (Intel GPUs' sizes; lane
+    /// masks are 32 bits).
     pub sub_group_size: u32,
 }
 
@@ -134,6 +135,19 @@ pub const KEYWORDS: &[&str] = &[
 
 /// Translates every kernel of `module` (or the one `options.kernel` names) to one SYCL file.
 pub fn write_string(module: &Module, options: &Options) -> Result<Translation, Error> {
+    if ![8, 16, 32].contains(&options.sub_group_size) {
+        return Err(Error {
+            problems: vec![crate::Problem::error(
+                crate::codes::UNSUPPORTED,
+                options.kernel.as_deref().unwrap_or(""),
+                None,
+                format!(
+                    "sub-group size {} is not supported: the wave width must be 8, 16 or 32 (lane masks are 32 bits)",
+                    options.sub_group_size
+                ),
+            )],
+        });
+    }
     let config = Config {
         dialect: Dialect::Sycl,
         keywords: KEYWORDS,

@@ -62,21 +62,35 @@ fn refusals_name_the_instruction() {
 }
 
 #[test]
-fn recursion_is_refused_at_the_call() {
-    let m = module(
-        ".kernel k\n.param out: ptr\n    call f\n    halt\nf:\n    icmp.lt p0, r1, 3\n    if p0\n        iadd r1, r1, 1\n        call f\n    endif\n    return\n.end\n",
-    );
-    for t in Target::ALL {
+fn recursion_stays_recursion_where_the_target_has_it() {
+    let source = ".kernel k\n.param out: ptr\n    call f\n    halt\nf:\n    icmp.lt p0, r1, 3\n    if p0\n        iadd r1, r1, 1\n        call f\n    endif\n    return\n.end\n";
+    let m = module(source);
+    let insts: Vec<(u32, wave_isa::Inst)> = m.instructions(&m.kernels[0]).collect();
+    let inner_call = insts
+        .iter()
+        .filter(|(_, i)| i.info().is_some_and(|o| o.mnemonic == "call"))
+        .nth(1)
+        .map(|(o, _)| *o);
+    // SYCL and Metal forbid recursion in device code: refused at the recursive call.
+    for t in [Target::Sycl, Target::Metal] {
         let e = write_string(t, &m, &Options::default()).expect_err("recursive");
         assert_eq!(e.problems[0].code, crate::codes::RECURSION);
-        let insts: Vec<(u32, wave_isa::Inst)> = m.instructions(&m.kernels[0]).collect();
-        let inner_call = insts
-            .iter()
-            .filter(|(_, i)| i.info().is_some_and(|o| o.mnemonic == "call"))
-            .nth(1)
-            .map(|(o, _)| *o);
         assert_eq!(e.problems[0].offset, inner_call);
     }
+    // PTX and HIP keep the function as a function that calls itself.
+    let ptx = write_string(Target::Ptx, &m, &Options::default()).expect("PTX has recursion").text;
+    assert!(ptx.contains(".func (.param .align 4 .b8 wave_out["), "{ptx}");
+    assert_eq!(ptx.matches("call (wave_call_out), wave_fn_k_").count(), 2, "{ptx}");
+    let hip = write_string(Target::Hip, &m, &Options::default()).expect("HIP has recursion").text;
+    assert!(
+        hip.contains("__device__ static void wave_fn_k_") && hip.contains("if (halted) return;"),
+        "{hip}"
+    );
+    // With a wave operation the kernel runs wave-uniform, where calls are inlined: refused.
+    let wave = module(&source.replace("    return\n", "    wave_reduce.add r2, r1\n    return\n"));
+    let e =
+        write_string(Target::Ptx, &wave, &Options::default()).expect_err("wave-uniform recursion");
+    assert_eq!(e.problems[0].code, crate::codes::RECURSION);
 }
 
 #[test]

@@ -81,16 +81,16 @@ pub(crate) fn bundle(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Cases whose behaviour the spec leaves to the implementation (spec 9.3), where the
+/// Cases whose behaviour the spec leaves to the implementation (spec 2.3, 9.2), where the
 /// emulator's choice is not NVIDIA's: not run, with the reason in the table.
 const IMPLEMENTATION_DEFINED: &[(&str, &str)] = &[
     (
         "unaligned_device_load",
-        "unaligned memory access is implementation-defined (spec 9.3): the emulator reads bytes at any address, NVIDIA GPUs fault on a 32-bit or 16-bit access that is not naturally aligned",
+        "unaligned memory access is implementation-defined (spec 9.2): the emulator reads bytes at any address, NVIDIA GPUs fault on a 32-bit or 16-bit access that is not naturally aligned",
     ),
     (
         "local_memory_zero_at_workgroup_start",
-        "Local Memory is undefined at workgroup start (spec 4.2): the emulator zeroes it, a GPU's shared memory keeps what an earlier workgroup left",
+        "Local Memory is undefined at workgroup start (spec 2.3): the emulator zeroes it, a GPU's shared memory keeps what an earlier workgroup left",
     ),
 ];
 

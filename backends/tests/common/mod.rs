@@ -39,7 +39,12 @@ pub fn outputs(target: Target, options: &Options) -> Vec<Output> {
         if assembly.has_errors() {
             continue;
         }
-        let rel = path.strip_prefix(&root).unwrap_or(&path).to_path_buf();
+        // Relative to the repository, so that the goldens do not depend on where it is.
+        let rel = path
+            .strip_prefix(&root)
+            .or_else(|_| path.strip_prefix(root.canonicalize().unwrap_or_default()))
+            .unwrap_or(&path)
+            .to_path_buf();
         let area = rel
             .parent()
             .and_then(|p| p.file_name())
@@ -54,7 +59,7 @@ pub fn outputs(target: Target, options: &Options) -> Vec<Output> {
                     let d = p.to_diagnostic(&assembly.module, &case.source);
                     let line =
                         case.source[..d.span.start.min(case.source.len())].lines().count().max(1);
-                    format!("{}:{line}: {p}", case.source_name)
+                    format!("{}:{line}: {p}", rel.display())
                 })
                 .collect();
             lines.join("\n") + "\n"

@@ -26,9 +26,9 @@ pub(crate) struct EmitArgs {
     /// PTX: the `sm_XX` target (75 or later; from 80 on, `wave_reduce` uses `redux.sync`).
     #[arg(long, default_value_t = 75)]
     sm: u32,
-    /// SYCL: the required sub-group size, which is the wave width.
-    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(4..=64))]
-    sub_group_size: u32,
+    /// SYCL: the required sub-group size, which is the wave width (8, 16 or 32).
+    #[arg(long, default_value = "32", value_parser = ["8", "16", "32"])]
+    sub_group_size: String,
     /// Also write the source map as JSON (one entry per generated line: the WAVE
     /// instruction's byte offset, or null).
     #[arg(long, value_name = "FILE")]
@@ -73,7 +73,7 @@ pub(crate) fn emit(reporter: &Reporter, a: EmitArgs) -> Result<(), Failure> {
     options.ptx.kernel = a.kernel.clone();
     options.hip.kernel = a.kernel.clone();
     options.sycl.kernel = a.kernel.clone();
-    options.sycl.sub_group_size = a.sub_group_size;
+    options.sycl.sub_group_size = a.sub_group_size.parse().unwrap_or(32);
     options.metal.kernel = a.kernel.clone();
     let report = |problems: &[wave_backends::Problem]| match &source {
         Some((name, text)) => {

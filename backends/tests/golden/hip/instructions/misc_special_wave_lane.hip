@@ -7,6 +7,9 @@
 #include <hip/hip_fp16.h>
 #include <stdint.h>
 
+// Each WAVE instruction rounds once: no fusing of a multiply and an add.
+#pragma clang fp contract(off)
+
 __device__ static inline float wave_f(uint32_t x) { return __uint_as_float(x); }
 __device__ static inline uint32_t wave_u(float x) { return __float_as_uint(x); }
 __device__ static inline double wave_d(uint32_t lo, uint32_t hi) { return __hiloint2double((int)hi, (int)lo); }

@@ -6,6 +6,9 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Each WAVE instruction rounds once: no fusing of a multiply and an add.
+#pragma clang fp contract(off)
+
 static inline float wave_f(uint x) { return as_type<float>(x); }
 static inline uint wave_u(float x) { return as_type<uint>(x); }
 static inline half wave_h(uint x, bool hi) { return as_type<half>((ushort)(hi ? x >> 16 : x)); }

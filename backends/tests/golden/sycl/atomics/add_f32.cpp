@@ -7,6 +7,11 @@
 #include <cassert>
 #include <stdint.h>
 
+// Each WAVE instruction rounds once: no fusing of a multiply and an add.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+
 static inline float wave_f(uint32_t x) { return sycl::bit_cast<float>(x); }
 static inline uint32_t wave_u(float x) { return sycl::bit_cast<uint32_t>(x); }
 static inline double wave_d(uint32_t lo, uint32_t hi) { return sycl::bit_cast<double>(((uint64_t)hi << 32) | lo); }
