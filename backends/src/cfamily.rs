@@ -647,7 +647,7 @@ impl Writer<'_, '_> {
                 .map_or_else(|| format!("fn_{offset}"), |s| s.name.clone());
             self.out.flush_left("");
             self.out.flush_left(&format!(
-                "// function `{label}`, called recursively: registers are passed by reference"
+                "// function `{label}`, kept as a function because the kernel recurses: registers are passed by reference"
             ));
             let sig = self.function_signature(&self.function_name(*f));
             self.out.flush_left(&format!("{sig} {{"));

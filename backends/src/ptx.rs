@@ -320,7 +320,7 @@ impl<'a, 'm> Kernel<'a, 'm> {
             self.out.current = Some(self.program.insts[entry].offset);
             self.out.flush_left("");
             self.out.flush_left(&format!(
-                "// function `{}`, called recursively: every register is passed in and out",
+                "// function `{}`, kept as a function because the kernel recurses: every register is passed in and out",
                 self.label_of(entry)
             ));
             let header = self.function_header(&name);

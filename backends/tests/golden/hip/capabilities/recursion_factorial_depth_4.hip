@@ -60,7 +60,7 @@ __device__ static inline uint64_t wave_pair(uint32_t lo, uint32_t hi) { return (
 
 __device__ static void wave_fn_main__124(uint8_t* __restrict__ wave_mem, uint8_t* wave_local, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3, uint32_t& r4, uint32_t& r5, uint32_t& r6, uint32_t& r7, bool& p0, bool& p1, bool& p2, bool& p3, bool& halted);
 
-// function `fact`, called recursively: registers are passed by reference
+// function `fact`, kept as a function because the kernel recurses: registers are passed by reference
 __device__ static void wave_fn_main__124(uint8_t* __restrict__ wave_mem, uint8_t* wave_local, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3, uint32_t& r4, uint32_t& r5, uint32_t& r6, uint32_t& r7, bool& p0, bool& p1, bool& p2, bool& p3, bool& halted) {
     const uint32_t wave_tx = threadIdx.x, wave_ty = threadIdx.y, wave_tz = threadIdx.z;
     const uint32_t wave_threads = blockDim.x * blockDim.y * blockDim.z;
