@@ -13,6 +13,27 @@ use crate::lower::{ACT, Cond, Flag, HALTED, Lit, Lowered, Stmt, lower};
 use crate::structure::{Instr, Program, analyse, mnemonic};
 use crate::{Error, Out, Problem, Translation, codes, names, selected};
 
+/// The C++ keywords every C-family target reserves, then the target's own `$extra` names:
+/// `KEYWORDS` of HIP, SYCL and Metal.
+macro_rules! cpp_keywords {
+    ($($extra:literal),* $(,)?) => {
+        &[
+            "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool",
+            "break", "case", "catch", "char", "char16_t", "char32_t", "class", "compl", "const",
+            "constexpr", "const_cast", "continue", "decltype", "default", "delete", "do",
+            "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false",
+            "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable",
+            "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
+            "or_eq", "private", "protected", "public", "register", "reinterpret_cast", "return",
+            "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+            "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef",
+            "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
+            "wchar_t", "while", "xor", "xor_eq", "main", $($extra),*
+        ]
+    };
+}
+pub(crate) use cpp_keywords;
+
 /// A C++-family target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Dialect {
