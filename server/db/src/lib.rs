@@ -1,0 +1,228 @@
+//! The language server's database: salsa inputs and the incremental queries over them.
+//!
+//! Inputs are the open files ([`SourceFile`]: path, text, version) and the editor's settings
+//! ([`Settings`]). A file is split into its kernels ([`kernels`]); each kernel's text is
+//! interned without its position ([`KernelSource`]), so an edit inside one kernel leaves the
+//! others' keys equal and only that kernel's queries run again ([`check_kernel`],
+//! [`occupancy`], [`backend`]). File-level answers ([`file_diagnostics`]) put the per-kernel
+//! results back at their place in the file. Everything here wraps the pure crates; no LSP
+//! types (positions stay byte offsets).
+
+// salsa's macros generate accessors and constructors without doc comments.
+#![allow(missing_docs, reason = "salsa-generated items have no doc comments")]
+
+use std::ops::Range;
+
+use wave_diag::Diagnostic;
+
+/// An open file.
+#[salsa::input(debug)]
+pub struct SourceFile {
+    /// Its path or URI, for messages.
+    #[returns(ref)]
+    pub path: String,
+    /// Its current text.
+    #[returns(ref)]
+    pub text: String,
+    /// The editor's version of the text.
+    pub version: i32,
+}
+
+/// The editor's settings.
+#[salsa::input(debug)]
+pub struct Settings {
+    /// The target profile for occupancy (`wave info --list-targets`).
+    #[returns(ref)]
+    pub target: String,
+    /// The backend of the preview (`ptx`, `hip`, `sycl`, `metal`).
+    #[returns(ref)]
+    pub preview: String,
+}
+
+/// One kernel's text, from its `.kernel` line to its `.end` line, without its position.
+#[salsa::interned(debug)]
+pub struct KernelSource<'db> {
+    /// The text.
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// Where a kernel is in its file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct KernelSpan<'db> {
+    /// Its name (from the `.kernel` line).
+    pub name: String,
+    /// Its text.
+    pub source: KernelSource<'db>,
+    /// Byte range in the file.
+    pub range: Range<usize>,
+}
+
+/// A file's kernels, and the text outside them.
+#[derive(Clone, Debug, PartialEq, Eq, salsa::SalsaValue)]
+pub struct FileLayout<'db> {
+    /// The kernels, in order.
+    pub kernels: Vec<KernelSpan<'db>>,
+    /// The file with every kernel blanked out (spaces, newlines kept): comments, blank lines
+    /// or mistakes at the same byte offsets as in the file.
+    pub outside: String,
+}
+
+/// Splits a file into kernels: a kernel runs from a line whose first word is `.kernel` to the
+/// next line whose first word is `.end` (or to the next `.kernel`, or the end of the file).
+#[salsa::tracked(returns(ref))]
+pub fn kernels<'db>(db: &'db dyn salsa::Database, file: SourceFile) -> FileLayout<'db> {
+    let text = file.text(db);
+    let mut kernels = Vec::new();
+    let mut outside = String::with_capacity(text.len());
+    let mut open: Option<(usize, String)> = None;
+    let mut at = 0;
+    let close = |kernels: &mut Vec<KernelSpan<'db>>, start: usize, end: usize, name: String| {
+        let source = KernelSource::new(db, text[start..end].to_string());
+        kernels.push(KernelSpan { name, source, range: start..end });
+    };
+    for line in text.split_inclusive('\n') {
+        let first = line.split_whitespace().next().unwrap_or("");
+        let end = at + line.len();
+        let blank: String = line.chars().map(|c| if c == '\n' { '\n' } else { ' ' }).collect();
+        if first.eq_ignore_ascii_case(".kernel") {
+            if let Some((start, name)) = open.take() {
+                close(&mut kernels, start, at, name);
+            }
+            let name = line.split_whitespace().nth(1).unwrap_or("").to_string();
+            open = Some((at, name));
+            outside.push_str(&blank);
+        } else if first.eq_ignore_ascii_case(".end") && open.is_some() {
+            if let Some((start, name)) = open.take() {
+                close(&mut kernels, start, end, name);
+            }
+            outside.push_str(&blank);
+        } else if open.is_none() {
+            outside.push_str(line);
+        } else {
+            outside.push_str(&blank);
+        }
+        at = end;
+    }
+    if let Some((start, name)) = open.take() {
+        close(&mut kernels, start, text.len(), name);
+    }
+    FileLayout { kernels, outside }
+}
+
+/// What checking one kernel gives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelCheck {
+    /// Diagnostics, with spans relative to the kernel's text.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The kernel assembled (empty when it has errors).
+    pub module: wave_wbin::Module,
+}
+
+/// Assembles one kernel on its own.
+#[salsa::tracked(returns(ref))]
+pub fn check_kernel<'db>(db: &'db dyn salsa::Database, kernel: KernelSource<'db>) -> KernelCheck {
+    let assembly = wave_asm::assemble(kernel.text(db), "kernel.wave");
+    let module = if assembly.has_errors() { wave_wbin::Module::default() } else { assembly.module };
+    KernelCheck { diagnostics: assembly.diagnostics, module }
+}
+
+/// Every diagnostic of the file, with spans in the file.
+#[salsa::tracked(returns(ref))]
+pub fn file_diagnostics(db: &dyn salsa::Database, file: SourceFile) -> Vec<Diagnostic> {
+    let layout = kernels(db, file);
+    let mut out = Vec::new();
+    for k in &layout.kernels {
+        let shift = |r: &Range<usize>| r.start + k.range.start..r.end + k.range.start;
+        for d in &check_kernel(db, k.source).diagnostics {
+            let mut d = d.clone();
+            d.span = shift(&d.span);
+            for (span, _) in &mut d.labels {
+                *span = shift(span);
+            }
+            if let Some(s) = &mut d.suggestion {
+                s.span = shift(&s.span);
+            }
+            out.push(d);
+        }
+    }
+    // What stands outside every kernel, at its own offsets.
+    if !layout.outside.trim().is_empty() {
+        out.extend(check_outside(db, file).iter().cloned());
+    }
+    out.sort_by_key(|d| (d.span.start, d.span.end));
+    out
+}
+
+/// Diagnostics of the text outside every kernel.
+#[salsa::tracked(returns(ref))]
+pub fn check_outside(db: &dyn salsa::Database, file: SourceFile) -> Vec<Diagnostic> {
+    wave_asm::assemble(&kernels(db, file).outside, "outside.wave").diagnostics
+}
+
+/// A kernel's occupancy on the settings' target profile, as one line (the inlay hint), or
+/// `None` when the kernel has errors or the profile is unknown.
+#[salsa::tracked(returns(ref))]
+pub fn occupancy<'db>(
+    db: &'db dyn salsa::Database,
+    kernel: KernelSource<'db>,
+    settings: Settings,
+) -> Option<String> {
+    let check = check_kernel(db, kernel);
+    let k = check.module.kernels.first()?;
+    let profile = wave_isa::target::profile(settings.target(db))?;
+    let [x, y, z] = k.workgroup_size.unwrap_or([64, 1, 1]);
+    let resources = wave_isa::target::KernelResources {
+        registers: u32::from(k.registers),
+        local_memory: k.local_memory,
+        workgroup_threads: x * y * z,
+    };
+    let o = wave_isa::target::occupancy(&profile.constants, resources);
+    Some(format!(
+        "R={} · {} waves/core · limited by {}",
+        k.registers,
+        o.resident_waves,
+        o.limit.describe()
+    ))
+}
+
+/// A kernel's code for the preview target of the settings, or the backend's problems.
+#[salsa::tracked(returns(ref))]
+pub fn backend<'db>(
+    db: &'db dyn salsa::Database,
+    kernel: KernelSource<'db>,
+    settings: Settings,
+) -> Result<wave_backends::Translation, wave_backends::Error> {
+    let check = check_kernel(db, kernel);
+    let target = wave_backends::Target::from_name(settings.preview(db))
+        .unwrap_or(wave_backends::Target::Ptx);
+    wave_backends::write_string(target, &check.module, &wave_backends::Options::default())
+}
+
+/// The database.
+#[salsa::db]
+#[derive(Clone, Default)]
+pub struct Database {
+    storage: salsa::Storage<Self>,
+}
+
+#[salsa::db]
+impl salsa::Database for Database {}
+
+impl Database {
+    /// A database that reports every query execution to `log` (for incremental tests).
+    pub fn with_log(log: std::sync::Arc<std::sync::Mutex<Vec<String>>>) -> Database {
+        Database {
+            storage: salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
+                if let salsa::EventKind::WillExecute { database_key } = event.kind
+                    && let Ok(mut log) = log.lock()
+                {
+                    log.push(format!("{database_key:?}"));
+                }
+            }))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

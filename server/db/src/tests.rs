@@ -1,0 +1,105 @@
+//! Incremental behaviour, in the style of rust-analyzer's tests: which queries run again after
+//! an edit.
+
+use std::sync::{Arc, Mutex};
+
+use salsa::Setter;
+
+use crate::*;
+
+const THREE: &str = "; three kernels\n.kernel a\n.param out: ptr\n    mov_imm r1, 1\n    device_store.u32 out, r1\n.end\n\n.kernel b\n.param out: ptr\n    mov_imm r1, 2\n    device_store.u32 out, r1\n.end\n\n.kernel c\n.param out: ptr\n    mov_imm r1, 3\n    device_store.u32 out, r1\n.end\n";
+
+fn executed(log: &Arc<Mutex<Vec<String>>>, query: &str) -> usize {
+    let mut log = log.lock().expect("log");
+    let n = log.iter().filter(|e| e.starts_with(query)).count();
+    log.clear();
+    n
+}
+
+#[test]
+fn an_edit_inside_one_kernel_checks_only_that_kernel() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut db = Database::with_log(log.clone());
+    let file = SourceFile::new(&db, "three.wave".into(), THREE.into(), 1);
+    assert!(file_diagnostics(&db, file).is_empty());
+    assert_eq!(executed(&log, "check_kernel"), 3, "the first run checks every kernel");
+    // Change an immediate in kernel b, and add a mistake to it.
+    let edited = THREE.replace("mov_imm r1, 2", "mov_imm r1, 22\n    iad r2, r1, r1");
+    file.set_text(&mut db).to(edited);
+    file.set_version(&mut db).to(2);
+    let d = file_diagnostics(&db, file).clone();
+    assert_eq!(executed(&log, "check_kernel"), 1, "only kernel b is checked again");
+    assert_eq!(d.len(), 1, "{d:?}");
+    let at = THREE
+        .replace("mov_imm r1, 2", "mov_imm r1, 22\n    iad r2, r1, r1")
+        .find("iad r2")
+        .expect("edit");
+    assert_eq!(d[0].span.start, at, "the diagnostic is placed in the file");
+    // Inserting lines above every kernel moves them all but changes no kernel's text.
+    let moved = format!("; a new comment\n\n{}", file.text(&db).clone());
+    file.set_text(&mut db).to(moved);
+    let d2 = file_diagnostics(&db, file);
+    assert_eq!(executed(&log, "check_kernel"), 0, "moved kernels are not checked again");
+    assert_eq!(d2[0].span.start, d[0].span.start + "; a new comment\n\n".len());
+}
+
+#[test]
+fn file_diagnostics_equal_the_assembler_s_for_every_conformance_program() {
+    let db = Database::default();
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../compiler/asm/tests/data");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).expect("data dir").flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "wave") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read");
+        let file = SourceFile::new(&db, path.display().to_string(), text.clone(), 1);
+        let whole = wave_asm::assemble(&text, "x.wave").diagnostics;
+        let mut whole: Vec<(Range<usize>, &str)> =
+            whole.iter().map(|d| (d.span.clone(), d.code)).collect();
+        whole.sort_by_key(|(s, _)| (s.start, s.end));
+        let ours: Vec<(Range<usize>, &str)> =
+            file_diagnostics(&db, file).iter().map(|d| (d.span.clone(), d.code)).collect();
+        assert_eq!(ours, whole, "{}", path.display());
+        seen += 1;
+    }
+    assert!(seen > 0);
+}
+
+#[test]
+fn occupancy_and_preview_follow_the_settings() {
+    let mut db = Database::default();
+    let file = SourceFile::new(&db, "three.wave".into(), THREE.into(), 1);
+    let settings = Settings::new(&db, "nvidia".into(), "ptx".into());
+    let first = kernels(&db, file).kernels[0].source;
+    let hint = occupancy(&db, first, settings).clone().expect("hint");
+    assert!(hint.starts_with("R=2 · ") && hint.contains("waves/core"), "{hint}");
+    let ptx = backend(&db, first, settings).clone().expect("translates");
+    assert!(ptx.text.contains(".entry a("), "{}", ptx.text);
+    settings.set_preview(&mut db).to("metal".into());
+    let first = kernels(&db, file).kernels[0].source;
+    let metal = backend(&db, first, settings).clone().expect("translates");
+    assert!(metal.text.contains("kernel void a("), "{}", metal.text);
+    settings.set_target(&mut db).to("no-such-profile".into());
+    let first = kernels(&db, file).kernels[0].source;
+    assert_eq!(occupancy(&db, first, settings), &None);
+}
+
+#[test]
+fn text_outside_kernels_is_checked_in_place() {
+    let db = Database::default();
+    let text = format!("{THREE}stray junk here\n    iadd r1, r1, r1\n");
+    let file = SourceFile::new(&db, "x.wave".into(), text.clone(), 1);
+    let mut whole: Vec<(Range<usize>, &str)> = wave_asm::assemble(&text, "x.wave")
+        .diagnostics
+        .iter()
+        .map(|d| (d.span.clone(), d.code))
+        .collect();
+    whole.sort_by_key(|(s, _)| (s.start, s.end));
+    let ours: Vec<(Range<usize>, &str)> =
+        file_diagnostics(&db, file).iter().map(|d| (d.span.clone(), d.code)).collect();
+    assert!(!ours.is_empty());
+    assert_eq!(ours, whole);
+}
