@@ -2,8 +2,8 @@
 //!
 //! Exit status (spec/testcase.md): 0 on success, 1 when the input is wrong (diagnostics are
 //! printed like rustc's, traps with their location) or a test fails, 2 for bad usage.
-//! Subcommands of later stages of the toolchain (`compile`, `lsp`, `dap`) are added by the
-//! crates that implement them; nothing here pretends to do work it does not do.
+//! Subcommands of later stages of the toolchain (`compile`, `dap`) are added by the crates
+//! that implement them; nothing here pretends to do work it does not do.
 
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "a command line prints")]
 
@@ -66,6 +66,8 @@ enum Command {
     Run(run::RunArgs),
     /// Print the PTX, HIP, SYCL or Metal code of a .wave, .wbin or case .toml file.
     Emit(emit::EmitArgs),
+    /// The language server, on standard input and output.
+    Lsp,
     /// Run test cases (files or folders, recursively); ends with `N passed, N failed`.
     Test {
         /// Case files or folders.
@@ -118,6 +120,8 @@ fn main() -> ExitCode {
         Command::Fmt { files, check } => fmt(&reporter, &files, check),
         Command::Run(args) => run::run(&reporter, args),
         Command::Emit(args) => emit::emit(&reporter, args),
+        Command::Lsp => wave_lsp::run_stdio()
+            .map_err(|e| Failure::Usage(format!("the language server stopped: {e}"))),
         Command::Test { paths } => run::test(&paths),
         Command::Info { file, target, workgroup, list_targets } => {
             info::run(&reporter, file.as_deref(), &target, workgroup.as_deref(), list_targets)

@@ -287,3 +287,98 @@ fn emit_prints_each_target_and_refuses_with_a_located_error() {
     let o = wave(&["emit", "--target", "cuda", "compiler/asm/tests/data/vector_add.wave"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `wave lsp` end to end over stdio: initialize, open a file with a mistake, get its
+/// diagnostics, fix it with an incremental edit, hover, shut down.
+#[test]
+fn lsp_speaks_the_protocol_on_stdio() {
+    use std::io::{BufRead, BufReader, Read, Write as _};
+    use std::process::Stdio;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wave"))
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("wave lsp starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    // Messages from the server arrive on a channel, so that a missing answer fails the test
+    // instead of hanging it.
+    let (tx, rx) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        loop {
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                if let Some(v) = line.strip_prefix("Content-Length: ") {
+                    length = v.parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0u8; length];
+            if reader.read_exact(&mut body).is_err()
+                || tx.send(String::from_utf8_lossy(&body).into_owned()).is_err()
+            {
+                return;
+            }
+        }
+    });
+    let mut send = |json: &str| {
+        write!(stdin, "Content-Length: {}\r\n\r\n{json}", json.len()).expect("write");
+        stdin.flush().expect("flush");
+    };
+    let wait_for = |rx: &mpsc::Receiver<String>, what: &str| -> String {
+        loop {
+            let m = rx
+                .recv_timeout(Duration::from_secs(20))
+                .unwrap_or_else(|_| panic!("no {what} from the server"));
+            if m.contains(what) {
+                return m;
+            }
+        }
+    };
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{"general":{"positionEncodings":["utf-8","utf-16"]}}}}"#,
+    );
+    let init = wait_for(&rx, "\"id\":1");
+    assert!(
+        init.contains("\"positionEncoding\":\"utf-8\"") && init.contains("\"hoverProvider\":true"),
+        "{init}"
+    );
+    send(r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#);
+    let text =
+        ".kernel k\\n.param out: ptr\\n    iad r1, r0, 1\\n    device_store.u32 out, r1\\n.end\\n";
+    send(&format!(
+        r#"{{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{{"textDocument":{{"uri":"file:///t.wave","languageId":"wave","version":1,"text":"{text}"}}}}}}"#
+    ));
+    let d = wait_for(&rx, "publishDiagnostics");
+    assert!(d.contains("\"code\":\"E0101\"") || d.contains("\"code\":\"E01"), "{d}");
+    assert!(d.contains("\"line\":2"), "the mistake is on line 2: {d}");
+    // Fix `iad` to `iadd`: insert one `d` at line 2, character 7.
+    send(
+        r#"{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"file:///t.wave","version":2},"contentChanges":[{"range":{"start":{"line":2,"character":7},"end":{"line":2,"character":7}},"text":"d"}]}}"#,
+    );
+    let d = wait_for(&rx, "publishDiagnostics");
+    assert!(d.contains("\"diagnostics\":[]") && d.contains("\"version\":2"), "{d}");
+    send(
+        r#"{"jsonrpc":"2.0","id":2,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///t.wave"},"position":{"line":2,"character":5}}}"#,
+    );
+    let h = wait_for(&rx, "\"id\":2");
+    assert!(h.contains("iadd r1, r0, 1") && h.contains("add.s32") && h.contains("markdown"), "{h}");
+    send(r#"{"jsonrpc":"2.0","id":3,"method":"shutdown"}"#);
+    wait_for(&rx, "\"id\":3");
+    send(r#"{"jsonrpc":"2.0","method":"exit"}"#);
+    let status = child.wait().expect("exits");
+    assert!(status.success(), "{status:?}");
+}

@@ -27,7 +27,10 @@ fn hover_on_an_instruction_shows_its_encoding_and_vendor_forms() {
     assert!(md.contains("| extension word | 79:48 | 0x00000005 |"), "{md}");
     assert!(md.contains("| `iadd` | `add.s32` |"), "{md}");
     // The bytes are those of the instruction: little-endian base word, then the extension.
-    assert!(md.contains("Encoding, base format with an extension word (80 bits): `"), "{md}");
+    assert!(
+        md.contains("Encoding, base format with an extension word (80 bits): `01 00 00 02 03 00 05 00 00 00`"),
+        "{md}"
+    );
 }
 
 #[test]
