@@ -22,6 +22,9 @@ pub fn hover(db: &Database, file: SourceFile, offset: usize) -> Option<Hover> {
     let check = check_kernel(db, kernel.source);
     let text = kernel.source.text(db);
     let local = offset - kernel.range.start;
+    if !text.is_char_boundary(local) {
+        return None;
+    }
     // The line table maps each instruction to its span (1-based lines and byte columns).
     let (line, column) = line_column(text, local);
     let entry = check.module.lines.iter().find(|e| {

@@ -53,3 +53,15 @@ fn no_hover_outside_instructions_or_in_broken_kernels() {
     );
     assert!(hover_at(".kernel k\n.param o$0ut: ptr\n    halt\n.end\n").is_none(), "a directive");
 }
+
+#[test]
+fn an_offset_inside_a_character_gives_no_hover_and_no_panic() {
+    let text = ".kernel k\n    halt ; é\n.end\n";
+    let db = Database::default();
+    let file = SourceFile::new(&db, "t.wave".into(), text.into(), 1);
+    let inside = text.find('é').expect("é") + 1;
+    assert!(hover(&db, file, inside).is_none());
+    for offset in 0..=text.len() + 3 {
+        let _ = hover(&db, file, offset);
+    }
+}
