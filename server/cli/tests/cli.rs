@@ -376,6 +376,26 @@ fn lsp_speaks_the_protocol_on_stdio() {
     );
     let h = wait_for(&rx, "\"id\":2");
     assert!(h.contains("iadd r1, r0, 1") && h.contains("add.s32") && h.contains("markdown"), "{h}");
+    send(
+        r#"{"jsonrpc":"2.0","id":4,"method":"textDocument/documentSymbol","params":{"textDocument":{"uri":"file:///t.wave"}}}"#,
+    );
+    let sym = wait_for(&rx, "\"id\":4");
+    assert!(sym.contains("\"name\":\"k\"") && sym.contains("\"kind\":12"), "{sym}");
+    send(
+        r#"{"jsonrpc":"2.0","id":5,"method":"textDocument/inlayHint","params":{"textDocument":{"uri":"file:///t.wave"},"range":{"start":{"line":0,"character":0},"end":{"line":9,"character":0}}}}"#,
+    );
+    let hints = wait_for(&rx, "\"id\":5");
+    assert!(hints.contains("waves/core") && hints.contains("\"line\":0"), "{hints}");
+    send(
+        r#"{"jsonrpc":"2.0","id":6,"method":"textDocument/formatting","params":{"textDocument":{"uri":"file:///t.wave"},"options":{"tabSize":4,"insertSpaces":true}}}"#,
+    );
+    let fmt = wait_for(&rx, "\"id\":6");
+    assert!(fmt.contains("\"result\""), "{fmt}");
+    send(
+        r#"{"jsonrpc":"2.0","id":7,"method":"textDocument/foldingRange","params":{"textDocument":{"uri":"file:///t.wave"}}}"#,
+    );
+    let folds = wait_for(&rx, "\"id\":7");
+    assert!(folds.contains("\"startLine\":0") && folds.contains("\"endLine\":4"), "{folds}");
     send(r#"{"jsonrpc":"2.0","id":3,"method":"shutdown"}"#);
     wait_for(&rx, "\"id\":3");
     send(r#"{"jsonrpc":"2.0","method":"exit"}"#);

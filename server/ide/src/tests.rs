@@ -2,7 +2,7 @@
 
 use wave_db::{Database, SourceFile};
 
-use crate::hover;
+use crate::{SymbolKind, folding_ranges, format, hover, inlay_hints, symbols};
 
 /// The hover at `$0` in `fixture`, and the text it covers.
 fn hover_at(fixture: &str) -> Option<(String, String)> {
@@ -64,4 +64,51 @@ fn an_offset_inside_a_character_gives_no_hover_and_no_panic() {
     for offset in 0..=text.len() + 3 {
         let _ = hover(&db, file, offset);
     }
+}
+
+const TWO: &str = ".kernel a\n.param out: ptr\n    mov r1, sr_lane_id\n    icmp.lt p0, r1, 4\n    if p0\n        call f\n    else\n        loop\n            break p0\n        endloop\n    endif\n    halt\nf:\n    return\n.end\n\n.kernel b\n    halt\n.end\n";
+
+#[test]
+fn symbols_are_kernels_with_their_labels() {
+    let db = Database::default();
+    let file = SourceFile::new(&db, "t.wave".into(), TWO.into(), 1);
+    let s = symbols(&db, file);
+    assert_eq!(s.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+    assert_eq!(s[0].kind, SymbolKind::Kernel);
+    assert_eq!(&TWO[s[0].selection.clone()], "a");
+    assert_eq!(s[0].children.len(), 1);
+    assert_eq!(&TWO[s[0].children[0].selection.clone()], "f");
+    assert!(TWO[s[0].range.clone()].ends_with(".end\n"));
+}
+
+#[test]
+fn folding_covers_kernels_and_blocks() {
+    let db = Database::default();
+    let file = SourceFile::new(&db, "t.wave".into(), TWO.into(), 1);
+    let folds: Vec<&str> = folding_ranges(&db, file)
+        .iter()
+        .map(|r| TWO[r.clone()].lines().next().unwrap_or(""))
+        .collect();
+    assert_eq!(folds, [".kernel a", "    if p0", "    else", "        loop", ".kernel b"]);
+}
+
+#[test]
+fn format_is_wave_fmt_and_hints_show_occupancy() {
+    let mut db = Database::default();
+    let messy = ".kernel k\n.param out: ptr\nIADD r1, r0, 1\n.end\n";
+    let file = SourceFile::new(&db, "t.wave".into(), messy.into(), 1);
+    let formatted = format(&db, file).expect("changes");
+    assert_eq!(Some(formatted.clone()), wave_asm::format(messy).ok());
+    use salsa::Setter;
+    file.set_text(&mut db).to(formatted);
+    assert_eq!(format(&db, file), None, "formatted text is left alone");
+    let settings = wave_db::Settings::new(&db, "nvidia".into(), "ptx".into());
+    let hints = inlay_hints(&db, file, settings);
+    assert_eq!(hints.len(), 1);
+    assert_eq!(
+        hints[0].0,
+        file.text(&db).find('\n').expect("line"),
+        "at the end of the .kernel line"
+    );
+    assert!(hints[0].1.starts_with("R=2 · "), "{:?}", hints);
 }

@@ -31,6 +31,20 @@ struct State {
     db: wave_db::Database,
     documents: HashMap<Uri, Document>,
     encoding: Encoding,
+    settings: wave_db::Settings,
+}
+
+/// Settings from `initializationOptions` or `workspace/didChangeConfiguration`: an object with
+/// `target` (a target profile) and `preview` (`ptx`, `hip`, `sycl`, `metal`), at the top level
+/// or under `wave`.
+fn apply_settings(state: &mut State, value: &LSPAny) {
+    let value = value.get("wave").unwrap_or(value);
+    if let Some(t) = value.get("target").and_then(LSPAny::as_str) {
+        state.settings.set_target(&mut state.db).to(t.to_string());
+    }
+    if let Some(p) = value.get("preview").and_then(LSPAny::as_str) {
+        state.settings.set_preview(&mut state.db).to(p.to_string());
+    }
 }
 
 /// The server.
@@ -41,12 +55,15 @@ pub struct Backend {
 
 impl Backend {
     fn new(client: Client) -> Backend {
+        let db = wave_db::Database::default();
+        let settings = wave_db::Settings::new(&db, "nvidia".into(), "ptx".into());
         Backend {
             client,
             state: Mutex::new(State {
-                db: wave_db::Database::default(),
+                db,
                 documents: HashMap::new(),
                 encoding: Encoding::Utf16,
+                settings,
             }),
         }
     }
@@ -88,7 +105,12 @@ impl LanguageServer for Backend {
             .and_then(|g| g.position_encodings.as_ref())
             .is_some_and(|list| list.contains(&PositionEncodingKind::UTF8));
         let encoding = if offers_utf8 { Encoding::Utf8 } else { Encoding::Utf16 };
-        self.with_state(|s| s.encoding = encoding)?;
+        self.with_state(|s| {
+            s.encoding = encoding;
+            if let Some(options) = &params.initialization_options {
+                apply_settings(s, options);
+            }
+        })?;
         Ok(InitializeResult {
             server_info: Some(ServerInfo {
                 name: "wave".into(),
@@ -103,6 +125,10 @@ impl LanguageServer for Backend {
                     TextDocumentSyncKind::INCREMENTAL,
                 )),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
+                document_symbol_provider: Some(OneOf::Left(true)),
+                folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+                document_formatting_provider: Some(OneOf::Left(true)),
+                inlay_hint_provider: Some(OneOf::Left(true)),
                 ..ServerCapabilities::default()
             },
             offset_encoding: None,
@@ -164,6 +190,91 @@ impl LanguageServer for Backend {
         let uri = params.text_document.uri;
         let _ = self.with_state(|s| s.documents.remove(&uri));
         self.client.publish_diagnostics(uri, Vec::new(), None).await;
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        let _ = self.with_state(|s| apply_settings(s, &params.settings));
+        let _ = self.client.inlay_hint_refresh().await;
+    }
+
+    async fn document_symbol(
+        &self,
+        params: DocumentSymbolParams,
+    ) -> Result<Option<DocumentSymbolResponse>> {
+        self.with_state(|s| {
+            let doc = s.documents.get(&params.text_document.uri)?;
+            let index = LineIndex::new(&doc.text, s.encoding);
+            #[allow(deprecated, reason = "the deprecated field must still be set")]
+            fn convert(sym: &wave_ide::Symbol, index: &LineIndex<'_>) -> DocumentSymbol {
+                DocumentSymbol {
+                    name: sym.name.clone(),
+                    detail: None,
+                    kind: match sym.kind {
+                        wave_ide::SymbolKind::Kernel => SymbolKind::FUNCTION,
+                        wave_ide::SymbolKind::Label => SymbolKind::KEY,
+                    },
+                    tags: None,
+                    deprecated: None,
+                    range: index.range(sym.range.clone()),
+                    selection_range: index.range(sym.selection.clone()),
+                    children: Some(sym.children.iter().map(|c| convert(c, index)).collect()),
+                }
+            }
+            let list =
+                wave_ide::symbols(&s.db, doc.file).iter().map(|k| convert(k, &index)).collect();
+            Some(DocumentSymbolResponse::Nested(list))
+        })
+    }
+
+    async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
+        self.with_state(|s| {
+            let doc = s.documents.get(&params.text_document.uri)?;
+            let index = LineIndex::new(&doc.text, s.encoding);
+            let list = wave_ide::folding_ranges(&s.db, doc.file)
+                .into_iter()
+                .map(|r| {
+                    let (start, end) =
+                        (index.position(r.start), index.position(r.end.saturating_sub(1)));
+                    FoldingRange {
+                        start_line: start.line,
+                        end_line: end.line,
+                        kind: Some(FoldingRangeKind::Region),
+                        ..FoldingRange::default()
+                    }
+                })
+                .collect();
+            Some(list)
+        })
+    }
+
+    async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
+        self.with_state(|s| {
+            let doc = s.documents.get(&params.text_document.uri)?;
+            let formatted = wave_ide::format(&s.db, doc.file)?;
+            let index = LineIndex::new(&doc.text, s.encoding);
+            Some(vec![TextEdit { range: index.range(0..doc.text.len()), new_text: formatted }])
+        })
+    }
+
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        self.with_state(|s| {
+            let doc = s.documents.get(&params.text_document.uri)?;
+            let index = LineIndex::new(&doc.text, s.encoding);
+            let list = wave_ide::inlay_hints(&s.db, doc.file, s.settings)
+                .into_iter()
+                .map(|(at, label)| InlayHint {
+                    position: index.position(at),
+                    label: InlayHintLabel::String(format!("  {label}")),
+                    kind: None,
+                    text_edits: None,
+                    tooltip: None,
+                    padding_left: Some(true),
+                    padding_right: None,
+                    data: None,
+                })
+                .collect();
+            Some(list)
+        })
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
