@@ -396,6 +396,14 @@ fn lsp_speaks_the_protocol_on_stdio() {
     );
     let folds = wait_for(&rx, "\"id\":7");
     assert!(folds.contains("\"startLine\":0") && folds.contains("\"endLine\":4"), "{folds}");
+    send(
+        r#"{"jsonrpc":"2.0","id":8,"method":"textDocument/completion","params":{"textDocument":{"uri":"file:///t.wave"},"position":{"line":2,"character":16}}}"#,
+    );
+    let items = wait_for(&rx, "\"id\":8");
+    assert!(
+        items.contains("\"label\":\"out\"") && items.contains("\"label\":\"sr_lane_id\""),
+        "{items}"
+    );
     send(r#"{"jsonrpc":"2.0","id":3,"method":"shutdown"}"#);
     wait_for(&rx, "\"id\":3");
     send(r#"{"jsonrpc":"2.0","method":"exit"}"#);

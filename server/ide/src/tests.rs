@@ -2,7 +2,9 @@
 
 use wave_db::{Database, SourceFile};
 
-use crate::{SymbolKind, folding_ranges, format, hover, inlay_hints, symbols};
+use crate::{
+    CompletionKind, SymbolKind, completions, folding_ranges, format, hover, inlay_hints, symbols,
+};
 
 /// The hover at `$0` in `fixture`, and the text it covers.
 fn hover_at(fixture: &str) -> Option<(String, String)> {
@@ -111,4 +113,39 @@ fn format_is_wave_fmt_and_hints_show_occupancy() {
         "at the end of the .kernel line"
     );
     assert!(hints[0].1.starts_with("R=2 · "), "{:?}", hints);
+}
+
+fn complete(fixture: &str) -> Vec<(String, CompletionKind)> {
+    let offset = fixture.find("$0").expect("a $0 cursor");
+    let text = fixture.replace("$0", "");
+    let db = Database::default();
+    let file = SourceFile::new(&db, "t.wave".into(), text, 1);
+    completions(&db, file, offset).into_iter().map(|c| (c.label, c.kind)).collect()
+}
+
+#[test]
+fn completion_depends_on_the_position() {
+    let start = complete(".kernel k\n.param out: ptr\n    ia$0\n.end\n");
+    assert!(
+        start.contains(&("iadd".into(), CompletionKind::Mnemonic)),
+        "mnemonics at a statement's start"
+    );
+    assert!(start.iter().any(|(l, k)| l == "if … endif" && *k == CompletionKind::Snippet));
+    let directive = complete(".kernel k\n.par$0\n.end\n");
+    assert!(directive.contains(&(".param".into(), CompletionKind::Directive)));
+    assert!(!directive.iter().any(|(_, k)| *k == CompletionKind::Mnemonic));
+    let operand = complete(
+        ".kernel k\n.param out: ptr\n.registers 4\n    iadd r1, $0\n    halt\nf:\n    return\n.end\n",
+    );
+    assert!(operand.contains(&("out".into(), CompletionKind::Parameter)));
+    assert!(operand.contains(&("r3".into(), CompletionKind::Register)));
+    assert!(!operand.iter().any(|(l, _)| l == "r4"), "registers stop at R = 4: {operand:?}");
+    assert!(operand.contains(&("sr_lane_id".into(), CompletionKind::Special)));
+    assert!(operand.contains(&("f".into(), CompletionKind::Label)));
+    let guarded = complete(".kernel k\n    @p0 dev$0\n.end\n");
+    assert!(
+        guarded.contains(&("device_load".into(), CompletionKind::Mnemonic))
+            || guarded.iter().any(|(l, _)| l.starts_with("device_"))
+    );
+    assert!(complete(".kernel k\n    halt ; comm$0\n.end\n").is_empty(), "nothing in a comment");
 }

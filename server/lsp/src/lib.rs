@@ -129,6 +129,10 @@ impl LanguageServer for Backend {
                 folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
                 document_formatting_provider: Some(OneOf::Left(true)),
                 inlay_hint_provider: Some(OneOf::Left(true)),
+                completion_provider: Some(CompletionOptions {
+                    trigger_characters: Some(vec![".".into(), " ".into(), ",".into()]),
+                    ..CompletionOptions::default()
+                }),
                 ..ServerCapabilities::default()
             },
             offset_encoding: None,
@@ -274,6 +278,41 @@ impl LanguageServer for Backend {
                 })
                 .collect();
             Some(list)
+        })
+    }
+
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let at = params.text_document_position;
+        self.with_state(|s| {
+            let doc = s.documents.get(&at.text_document.uri)?;
+            let index = LineIndex::new(&doc.text, s.encoding);
+            let items = wave_ide::completions(&s.db, doc.file, index.offset(at.position))
+                .into_iter()
+                .map(|c| {
+                    let snippet = c.kind == wave_ide::CompletionKind::Snippet;
+                    CompletionItem {
+                        label: c.label,
+                        kind: Some(match c.kind {
+                            wave_ide::CompletionKind::Mnemonic => CompletionItemKind::KEYWORD,
+                            wave_ide::CompletionKind::Directive => CompletionItemKind::PROPERTY,
+                            wave_ide::CompletionKind::Snippet => CompletionItemKind::SNIPPET,
+                            wave_ide::CompletionKind::Register => CompletionItemKind::VARIABLE,
+                            wave_ide::CompletionKind::Parameter => CompletionItemKind::FIELD,
+                            wave_ide::CompletionKind::Special => CompletionItemKind::CONSTANT,
+                            wave_ide::CompletionKind::Label => CompletionItemKind::REFERENCE,
+                        }),
+                        detail: Some(c.detail),
+                        insert_text: Some(c.insert),
+                        insert_text_format: Some(if snippet {
+                            InsertTextFormat::SNIPPET
+                        } else {
+                            InsertTextFormat::PLAIN_TEXT
+                        }),
+                        ..CompletionItem::default()
+                    }
+                })
+                .collect();
+            Some(CompletionResponse::Array(items))
         })
     }
 
