@@ -404,6 +404,17 @@ fn lsp_speaks_the_protocol_on_stdio() {
         items.contains("\"label\":\"out\"") && items.contains("\"label\":\"sr_lane_id\""),
         "{items}"
     );
+    // `out` on line 3 is the parameter declared on line 1.
+    send(
+        r#"{"jsonrpc":"2.0","id":9,"method":"textDocument/definition","params":{"textDocument":{"uri":"file:///t.wave"},"position":{"line":3,"character":22}}}"#,
+    );
+    let def = wait_for(&rx, "\"id\":9");
+    assert!(
+        def.contains("\"start\":{\"character\":7,\"line\":1}")
+            || def.contains("\"line\":1,\"character\":7")
+            || (def.contains("\"line\":1") && def.contains("\"character\":7")),
+        "{def}"
+    );
     send(r#"{"jsonrpc":"2.0","id":3,"method":"shutdown"}"#);
     wait_for(&rx, "\"id\":3");
     send(r#"{"jsonrpc":"2.0","method":"exit"}"#);

@@ -3,7 +3,8 @@
 use wave_db::{Database, SourceFile};
 
 use crate::{
-    CompletionKind, SymbolKind, completions, folding_ranges, format, hover, inlay_hints, symbols,
+    CompletionKind, SymbolKind, completions, definition, folding_ranges, format, hover,
+    inlay_hints, references, symbols,
 };
 
 /// The hover at `$0` in `fixture`, and the text it covers.
@@ -148,4 +149,23 @@ fn completion_depends_on_the_position() {
             || guarded.iter().any(|(l, _)| l.starts_with("device_"))
     );
     assert!(complete(".kernel k\n    halt ; comm$0\n.end\n").is_empty(), "nothing in a comment");
+}
+
+#[test]
+fn definition_and_references_of_labels_and_parameters() {
+    let fixture = ".kernel k\n.param out: ptr\n    call fa$0rt\n    device_store.u32 out, r1\n    halt\nfart:\n    iadd r1, out, 1 ; out\n    return\n.end\n";
+    let offset = fixture.find("$0").expect("cursor");
+    let text = fixture.replace("$0", "");
+    let db = Database::default();
+    let file = SourceFile::new(&db, "t.wave".into(), text.clone(), 1);
+    let def = definition(&db, file, offset).expect("the label");
+    assert_eq!(&text[def.clone()], "fart");
+    assert!(text[..def.start].ends_with("halt\n"));
+    assert_eq!(references(&db, file, offset).len(), 2, "the call and the label");
+    let out = text.find("out, r1").expect("use of out");
+    let def = definition(&db, file, out + 1).expect("the parameter");
+    assert!(text[..def.start].ends_with(".param "));
+    let refs = references(&db, file, out);
+    assert_eq!(refs.len(), 3, "the .param, the store and the iadd, not the comment: {refs:?}");
+    assert!(definition(&db, file, text.find("halt").expect("halt")).is_none());
 }

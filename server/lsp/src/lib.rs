@@ -129,6 +129,8 @@ impl LanguageServer for Backend {
                 folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
                 document_formatting_provider: Some(OneOf::Left(true)),
                 inlay_hint_provider: Some(OneOf::Left(true)),
+                definition_provider: Some(OneOf::Left(true)),
+                references_provider: Some(OneOf::Left(true)),
                 completion_provider: Some(CompletionOptions {
                     trigger_characters: Some(vec![".".into(), " ".into(), ",".into()]),
                     ..CompletionOptions::default()
@@ -313,6 +315,36 @@ impl LanguageServer for Backend {
                 })
                 .collect();
             Some(CompletionResponse::Array(items))
+        })
+    }
+
+    async fn goto_definition(
+        &self,
+        params: GotoDefinitionParams,
+    ) -> Result<Option<GotoDefinitionResponse>> {
+        let at = params.text_document_position_params;
+        self.with_state(|s| {
+            let doc = s.documents.get(&at.text_document.uri)?;
+            let index = LineIndex::new(&doc.text, s.encoding);
+            let range = wave_ide::definition(&s.db, doc.file, index.offset(at.position))?;
+            Some(GotoDefinitionResponse::Scalar(Location {
+                uri: at.text_document.uri.clone(),
+                range: index.range(range),
+            }))
+        })
+    }
+
+    async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
+        let at = params.text_document_position;
+        self.with_state(|s| {
+            let doc = s.documents.get(&at.text_document.uri)?;
+            let index = LineIndex::new(&doc.text, s.encoding);
+            let list: Vec<Location> =
+                wave_ide::references(&s.db, doc.file, index.offset(at.position))
+                    .into_iter()
+                    .map(|r| Location { uri: at.text_document.uri.clone(), range: index.range(r) })
+                    .collect();
+            (!list.is_empty()).then_some(list)
         })
     }
 

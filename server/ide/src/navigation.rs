@@ -1,0 +1,83 @@
+//! Go to definition and find references for labels and parameters, within a kernel.
+
+use std::ops::Range;
+
+use wave_db::{Database, SourceFile, kernels};
+
+/// The identifier at `offset` of `text`, with its range.
+fn word_at(text: &str, offset: usize) -> Option<(Range<usize>, &str)> {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    if offset > text.len() || !text.is_char_boundary(offset) {
+        return None;
+    }
+    let start = text[..offset].rfind(|c: char| !is_ident(c)).map_or(0, |i| i + 1);
+    let end = text[offset..].find(|c: char| !is_ident(c)).map_or(text.len(), |i| offset + i);
+    (start < end).then(|| (start..end, &text[start..end]))
+}
+
+/// Every occurrence of identifier `name` in `text` outside comments, as byte ranges.
+fn occurrences(text: &str, name: &str) -> Vec<Range<usize>> {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let code = line.split(';').next().unwrap_or("");
+        let mut from = 0;
+        while let Some(i) = code[from..].find(name) {
+            let s = from + i;
+            let e = s + name.len();
+            let before = code[..s].chars().next_back();
+            let after = code[e..].chars().next();
+            let bounded =
+                !before.is_some_and(|c| is_ident(c) || c == '.') && !after.is_some_and(is_ident);
+            if bounded {
+                out.push(at + s..at + e);
+            }
+            from = e;
+        }
+        at += line.len();
+    }
+    out
+}
+
+/// Where the label or parameter at `offset` is defined: the label's `name:` or the
+/// parameter's name in its `.param` line.
+pub fn definition(db: &Database, file: SourceFile, offset: usize) -> Option<Range<usize>> {
+    let text = file.text(db);
+    let kernel = kernels(db, file).kernels.iter().find(|k| k.range.contains(&offset))?.clone();
+    let (_, name) = word_at(text, offset)?;
+    let body = &text[kernel.range.clone()];
+    let mut at = kernel.range.start;
+    for line in body.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        if trimmed.strip_prefix(name).is_some_and(|rest| rest.starts_with(':')) {
+            return Some(at + indent..at + indent + name.len());
+        }
+        if let Some(rest) = trimmed.strip_prefix(".param") {
+            let param = rest.split(':').next().unwrap_or("").trim();
+            if param == name {
+                let i = line.find(param).unwrap_or(indent);
+                return Some(at + i..at + i + name.len());
+            }
+        }
+        at += line.len();
+    }
+    None
+}
+
+/// Every use of the label or parameter at `offset`, its definition included.
+pub fn references(db: &Database, file: SourceFile, offset: usize) -> Vec<Range<usize>> {
+    let Some(def) = definition(db, file, offset) else { return Vec::new() };
+    let text = file.text(db);
+    let Some(kernel) =
+        kernels(db, file).kernels.iter().find(|k| k.range.contains(&offset)).cloned()
+    else {
+        return Vec::new();
+    };
+    let name = &text[def];
+    occurrences(&text[kernel.range.clone()], name)
+        .into_iter()
+        .map(|r| r.start + kernel.range.start..r.end + kernel.range.start)
+        .collect()
+}
