@@ -13,7 +13,7 @@ mod outline;
 
 pub use completion::{Completion, CompletionKind, completions};
 pub use hover::{Hover, hover};
-pub use navigation::{definition, references};
+pub use navigation::{definition, references, rename};
 pub use outline::{Symbol, SymbolKind, folding_ranges, format, inlay_hints, symbols};
 
 #[cfg(test)]

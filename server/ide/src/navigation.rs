@@ -1,4 +1,4 @@
-//! Go to definition and find references for labels and parameters, within a kernel.
+//! Go to definition, find references and rename, for labels and parameters within a kernel.
 
 use std::ops::Range;
 
@@ -80,4 +80,39 @@ pub fn references(db: &Database, file: SourceFile, offset: usize) -> Vec<Range<u
         .into_iter()
         .map(|r| r.start + kernel.range.start..r.end + kernel.range.start)
         .collect()
+}
+
+/// The edits that rename the label or parameter at `offset` to `new_name`, or why not.
+pub fn rename(
+    db: &Database,
+    file: SourceFile,
+    offset: usize,
+    new_name: &str,
+) -> Result<Vec<(Range<usize>, String)>, String> {
+    let valid = new_name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && new_name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        return Err(format!(
+            "`{new_name}` is not a name: letters, digits and `_`, not starting with a digit"
+        ));
+    }
+    if wave_isa::lookup_name(new_name).is_some()
+        || new_name.starts_with("sr_")
+        || is_register(new_name)
+    {
+        return Err(format!("`{new_name}` is a mnemonic or register name"));
+    }
+    let refs = references(db, file, offset);
+    if refs.is_empty() {
+        return Err("only labels and parameters can be renamed".into());
+    }
+    Ok(refs.into_iter().map(|r| (r, new_name.to_string())).collect())
+}
+
+/// `r<digits>` or `p<digit>`.
+fn is_register(name: &str) -> bool {
+    let numbered = |p: &str| {
+        name.strip_prefix(p).is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
+    };
+    numbered("r") || numbered("p")
 }

@@ -4,7 +4,7 @@ use wave_db::{Database, SourceFile};
 
 use crate::{
     CompletionKind, SymbolKind, completions, definition, folding_ranges, format, hover,
-    inlay_hints, references, symbols,
+    inlay_hints, references, rename, symbols,
 };
 
 /// The hover at `$0` in `fixture`, and the text it covers.
@@ -168,4 +168,28 @@ fn definition_and_references_of_labels_and_parameters() {
     let refs = references(&db, file, out);
     assert_eq!(refs.len(), 3, "the .param, the store and the iadd, not the comment: {refs:?}");
     assert!(definition(&db, file, text.find("halt").expect("halt")).is_none());
+}
+
+#[test]
+fn rename_changes_every_use_and_refuses_bad_names() {
+    let text = ".kernel k\n.param out: ptr\n    device_store.u32 out, r1\n    call f\n    halt\nf:\n    return\n.end\n";
+    let db = Database::default();
+    let file = SourceFile::new(&db, "t.wave".into(), text.into(), 1);
+    let at = text.find("out,").expect("out");
+    let edits = rename(&db, file, at, "dst").expect("renames");
+    assert_eq!(edits.len(), 2);
+    let mut renamed = text.to_string();
+    for (r, t) in edits.iter().rev() {
+        renamed.replace_range(r.clone(), t);
+    }
+    assert!(
+        renamed.contains(".param dst: ptr") && renamed.contains("device_store.u32 dst, r1"),
+        "{renamed}"
+    );
+    assert!(!wave_asm::assemble(&renamed, "t.wave").has_errors(), "still assembles");
+    assert!(rename(&db, file, at, "iadd").is_err());
+    assert!(rename(&db, file, at, "r7").is_err());
+    assert!(rename(&db, file, at, "9x").is_err());
+    assert!(rename(&db, file, text.find("halt").expect("halt"), "x").is_err());
+    assert_eq!(rename(&db, file, text.find("f\n").expect("call f"), "g").expect("label").len(), 2);
 }

@@ -131,6 +131,7 @@ impl LanguageServer for Backend {
                 inlay_hint_provider: Some(OneOf::Left(true)),
                 definition_provider: Some(OneOf::Left(true)),
                 references_provider: Some(OneOf::Left(true)),
+                rename_provider: Some(OneOf::Left(true)),
                 completion_provider: Some(CompletionOptions {
                     trigger_characters: Some(vec![".".into(), " ".into(), ",".into()]),
                     ..CompletionOptions::default()
@@ -346,6 +347,33 @@ impl LanguageServer for Backend {
                     .collect();
             (!list.is_empty()).then_some(list)
         })
+    }
+
+    async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        let at = params.text_document_position;
+        let outcome = self.with_state(|s| {
+            let doc = s.documents.get(&at.text_document.uri)?;
+            let index = LineIndex::new(&doc.text, s.encoding);
+            Some(
+                wave_ide::rename(&s.db, doc.file, index.offset(at.position), &params.new_name).map(
+                    |edits| {
+                        edits
+                            .into_iter()
+                            .map(|(r, new_text)| TextEdit { range: index.range(r), new_text })
+                            .collect::<Vec<_>>()
+                    },
+                ),
+            )
+        })?;
+        match outcome {
+            None => Ok(None),
+            Some(Err(why)) => Err(Error::invalid_params(why)),
+            Some(Ok(edits)) => {
+                let mut changes = HashMap::new();
+                changes.insert(at.text_document.uri, edits);
+                Ok(Some(WorkspaceEdit { changes: Some(changes), ..WorkspaceEdit::default() }))
+            }
+        }
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
