@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
+pub mod options;
+
 /// Default device memory of a case: 1 MiB.
 pub const DEFAULT_DEVICE_MEMORY: usize = 1 << 20;
 /// Largest device memory a case may ask for: 256 MiB.
@@ -562,7 +564,8 @@ fn ordered(bits: u64, size: usize) -> i64 {
     if bits & sign != 0 { -((bits & !sign) as i64) } else { bits as i64 }
 }
 
-fn compare(b: &Block, device: &[u8]) -> Result<(), String> {
+/// Checks one `[[expect]]` block against device memory: `Err` names the first difference.
+pub fn compare(b: &Block, device: &[u8]) -> Result<(), String> {
     let size = b.elem.size();
     for (i, want) in b.bytes.chunks(size).enumerate() {
         let at = b.offset + i * size;

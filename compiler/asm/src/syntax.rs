@@ -18,7 +18,7 @@ pub enum Half {
 }
 
 /// One operand as written.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OperandKind {
     /// `r7`, `r3.lo`. The number may be out of range; the checker says so.
     Register {
@@ -61,7 +61,7 @@ pub enum OperandKind {
 }
 
 /// An operand with its span.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Operand {
     /// What was written.
     pub kind: OperandKind,
@@ -81,7 +81,7 @@ pub struct GuardSyntax {
 }
 
 /// An instruction statement as written.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InstructionSyntax {
     /// Optional guard.
     pub guard: Option<GuardSyntax>,
@@ -123,7 +123,7 @@ pub struct Arg {
 }
 
 /// What a statement is.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StmtKind {
     /// `.kernel NAME`.
     Kernel {
@@ -153,7 +153,7 @@ pub enum StmtKind {
 }
 
 /// One statement with the span of its whole text.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stmt {
     /// What it is.
     pub kind: StmtKind,
@@ -162,7 +162,7 @@ pub struct Stmt {
 }
 
 /// The parse of one file: statements in source order, comments, and syntax errors.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Parsed {
     /// Statements in source order.
     pub stmts: Vec<Stmt>,

@@ -27,7 +27,10 @@ pub mod vendor;
 
 pub use arbitrary::arbitrary_inst;
 pub use encoding::{DecodeError, EncodeError, FLAG_EXTENDED, FLAG_PREDICATED, Guard, Inst};
-pub use lookup::{Resolved, SuffixError, all_spellings, lookup, lookup_name, scope_name, suggest};
+pub use lookup::{
+    Resolved, SuffixError, all_spellings, expected_suffixes, lookup, lookup_name, scope_name,
+    suggest,
+};
 pub use operation::Operation;
 pub use table::*;
 pub use text::{format_float, write_inst, write_mnemonic};

@@ -153,7 +153,9 @@ fn set<'a, T>(
     Ok(())
 }
 
-fn expected_suffixes(op: &OpInfo) -> Vec<&'static str> {
+/// Every dot suffix `op` accepts: its named modifiers or atomic types, and its scopes or
+/// cache hints.
+pub fn expected_suffixes(op: &OpInfo) -> Vec<&'static str> {
     let mut out = Vec::new();
     match op.modifier {
         Modifier::Named { names, .. } => out.extend(names.iter().map(|(n, _)| *n)),

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 
+use wave_conformance::options::{Dump, parse_arg, parse_dims, parse_dump, parse_number};
 use wave_conformance::{Case, Elem, Expectation};
 
 use crate::report::Reporter;
@@ -59,74 +60,6 @@ fn usage(message: impl Into<String>) -> Failure {
     Failure::Usage(message.into())
 }
 
-fn parse_dims(text: &str, what: &str) -> Result<[u32; 3], Failure> {
-    let parts: Vec<&str> = text.split(',').collect();
-    if parts.is_empty() || parts.len() > 3 {
-        return Err(usage(format!("{what} takes X[,Y[,Z]], found `{text}`")));
-    }
-    let mut out = [1u32; 3];
-    for (i, p) in parts.iter().enumerate() {
-        out[i] = p
-            .trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|v| *v >= 1)
-            .ok_or_else(|| usage(format!("{what}: `{p}` is not a positive integer")))?;
-    }
-    Ok(out)
-}
-
-fn parse_number(text: &str) -> Option<u64> {
-    let t = text.trim().replace('_', "");
-    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16).ok(),
-        None => t.parse().ok(),
-    }
-}
-
-fn parse_arg(text: &str) -> Result<(String, u32), Failure> {
-    let Some((name, value)) = text.split_once('=') else {
-        return Err(usage(format!("--arg takes NAME=VALUE, found `{text}`")));
-    };
-    let v = value.trim();
-    let bits = if let Some(n) = parse_number(v) {
-        u32::try_from(n)
-            .map_err(|_| usage(format!("--arg {name}: `{v}` does not fit in 32 bits")))?
-    } else if let Some(neg) = v.strip_prefix('-').and_then(parse_number) {
-        let n = i64::try_from(neg).ok().map(|n| -n).filter(|n| *n >= i64::from(i32::MIN));
-        n.ok_or_else(|| usage(format!("--arg {name}: `{v}` does not fit in 32 bits")))? as i32
-            as u32
-    } else if let Ok(f) = v.parse::<f32>() {
-        f.to_bits()
-    } else {
-        return Err(usage(format!("--arg {name}: `{v}` is not an integer or a float")));
-    };
-    Ok((name.trim().to_owned(), bits))
-}
-
-struct Dump {
-    offset: usize,
-    elem: Elem,
-    count: usize,
-}
-
-fn parse_dump(text: &str) -> Result<Dump, Failure> {
-    let parts: Vec<&str> = text.split(':').collect();
-    let [offset, ty, count] = parts.as_slice() else {
-        return Err(usage(format!("--dump takes OFFSET:TYPE:COUNT, found `{text}`")));
-    };
-    let offset = parse_number(offset)
-        .and_then(|o| usize::try_from(o).ok())
-        .ok_or_else(|| usage(format!("--dump: bad offset `{offset}`")))?;
-    let elem = Elem::from_name(ty).ok_or_else(|| {
-        usage(format!("--dump: unknown type `{ty}` (u8 u16 u32 i32 u64 f16 f32)"))
-    })?;
-    let count = parse_number(count)
-        .and_then(|c| usize::try_from(c).ok())
-        .ok_or_else(|| usage(format!("--dump: bad count `{count}`")))?;
-    Ok(Dump { offset, elem, count })
-}
-
 fn json_string(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
@@ -173,16 +106,16 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
         dispatch.kernel = Some(k);
     }
     if let Some(g) = &a.grid {
-        dispatch.grid = parse_dims(g, "--grid")?;
+        dispatch.grid = parse_dims(g, "--grid").map_err(usage)?;
     }
     if let Some(w) = &a.workgroup {
-        dispatch.workgroup = Some(parse_dims(w, "--workgroup")?);
+        dispatch.workgroup = Some(parse_dims(w, "--workgroup").map_err(usage)?);
     }
     if let Some(w) = a.wave_width {
         dispatch.wave_width = w;
     }
     for text in &a.args {
-        let (name, value) = parse_arg(text)?;
+        let (name, value) = parse_arg(text).map_err(usage)?;
         dispatch.args.retain(|(n, _)| *n != name);
         dispatch.args.push((name, value));
     }
@@ -227,7 +160,8 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
         }
         device[offset..offset + bytes.len()].copy_from_slice(&bytes);
     }
-    let mut dumps: Vec<Dump> = a.dumps.iter().map(|d| parse_dump(d)).collect::<Result<_, _>>()?;
+    let mut dumps: Vec<Dump> =
+        a.dumps.iter().map(|d| parse_dump(d).map_err(usage)).collect::<Result<_, _>>()?;
     if dumps.is_empty()
         && let Some(Case { expect: Expectation::Memory(blocks), .. }) = &case
     {

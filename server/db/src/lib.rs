@@ -37,6 +37,12 @@ pub struct Settings {
     /// The backend of the preview (`ptx`, `hip`, `sycl`, `metal`).
     #[returns(ref)]
     pub preview: String,
+    /// Threads per wave for occupancy and runs; 0 means the target profile's own.
+    #[returns(copy)]
+    pub wave_width: u32,
+    /// Show the live register count at the end of each instruction line.
+    #[returns(copy)]
+    pub live_registers: bool,
 }
 
 /// One kernel's text, from its `.kernel` line to its `.end` line, without its position.
@@ -117,14 +123,26 @@ pub struct KernelCheck {
     pub diagnostics: Vec<Diagnostic>,
     /// The kernel assembled (empty when it has errors).
     pub module: wave_wbin::Module,
+    /// Its statements and comments (spans relative to the kernel's text).
+    pub parsed: wave_asm::syntax::Parsed,
+    /// Each encoded instruction with its statement (empty when it has errors).
+    pub placed: Vec<wave_asm::Placed>,
+    /// What the assembler knows of the kernel's source: name, labels, parameter spans.
+    pub source: Option<wave_asm::KernelSource>,
 }
 
 /// Assembles one kernel on its own.
 #[salsa::tracked(returns(ref))]
 pub fn check_kernel<'db>(db: &'db dyn salsa::Database, kernel: KernelSource<'db>) -> KernelCheck {
     let assembly = wave_asm::assemble(kernel.text(db), "kernel.wave");
-    let module = if assembly.has_errors() { wave_wbin::Module::default() } else { assembly.module };
-    KernelCheck { diagnostics: assembly.diagnostics, module }
+    let ok = !assembly.has_errors();
+    KernelCheck {
+        module: if ok { assembly.module } else { wave_wbin::Module::default() },
+        placed: if ok { assembly.placed } else { Vec::new() },
+        source: assembly.kernels.into_iter().next(),
+        parsed: assembly.parsed,
+        diagnostics: assembly.diagnostics,
+    }
 }
 
 /// Every diagnostic of the file, with spans in the file.
@@ -160,8 +178,9 @@ pub fn check_outside(db: &dyn salsa::Database, file: SourceFile) -> Vec<Diagnost
     wave_asm::assemble(&kernels(db, file).outside, "outside.wave").diagnostics
 }
 
-/// A kernel's occupancy on the settings' target profile, as one line (the inlay hint), or
-/// `None` when the kernel has errors or the profile is unknown.
+/// A kernel's occupancy on the settings' target profile, as one line (the inlay hint:
+/// `R=24 · 10 waves/core · limited by registers · free 4 for 12`), or `None` when the kernel
+/// has errors or the profile is unknown.
 #[salsa::tracked(returns(ref))]
 pub fn occupancy<'db>(
     db: &'db dyn salsa::Database,
@@ -171,31 +190,42 @@ pub fn occupancy<'db>(
     let check = check_kernel(db, kernel);
     let k = check.module.kernels.first()?;
     let profile = wave_isa::target::profile(settings.target(db))?;
+    let mut constants = profile.constants;
+    if settings.wave_width(db) != 0 {
+        constants.wave_width = settings.wave_width(db);
+    }
     let [x, y, z] = k.workgroup_size.unwrap_or([64, 1, 1]);
     let resources = wave_isa::target::KernelResources {
         registers: u32::from(k.registers),
         local_memory: k.local_memory,
         workgroup_threads: x * y * z,
     };
-    let o = wave_isa::target::occupancy(&profile.constants, resources);
-    Some(format!(
+    let o = wave_isa::target::occupancy(&constants, resources);
+    if let Some(why) = o.rejections.first() {
+        return Some(format!("R={} · cannot run on {}: {why}", k.registers, profile.name));
+    }
+    let mut line = format!(
         "R={} · {} waves/core · limited by {}",
         k.registers,
         o.resident_waves,
         o.limit.describe()
-    ))
+    );
+    if let Some(r) = o.registers_for_next_workgroup {
+        let free = u32::from(k.registers).saturating_sub(r);
+        line.push_str(&format!(" · free {free} for {}", o.resident_waves + o.waves_per_workgroup));
+    }
+    Some(line)
 }
 
-/// A kernel's code for the preview target of the settings, or the backend's problems.
+/// A kernel's code for `target`, or the backend's problems. Every preview of a kernel on a
+/// target is computed once per kernel text.
 #[salsa::tracked(returns(ref))]
 pub fn backend<'db>(
     db: &'db dyn salsa::Database,
     kernel: KernelSource<'db>,
-    settings: Settings,
+    target: wave_backends::Target,
 ) -> Result<wave_backends::Translation, wave_backends::Error> {
     let check = check_kernel(db, kernel);
-    let target = wave_backends::Target::from_name(settings.preview(db))
-        .unwrap_or(wave_backends::Target::Ptx);
     wave_backends::write_string(target, &check.module, &wave_backends::Options::default())
 }
 

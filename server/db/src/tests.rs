@@ -72,15 +72,13 @@ fn file_diagnostics_equal_the_assembler_s_for_every_conformance_program() {
 fn occupancy_and_preview_follow_the_settings() {
     let mut db = Database::default();
     let file = SourceFile::new(&db, "three.wave".into(), THREE.into(), 1);
-    let settings = Settings::new(&db, "nvidia".into(), "ptx".into());
+    let settings = Settings::new(&db, "nvidia".into(), "ptx".into(), 0, false);
     let first = kernels(&db, file).kernels[0].source;
     let hint = occupancy(&db, first, settings).clone().expect("hint");
     assert!(hint.starts_with("R=2 · ") && hint.contains("waves/core"), "{hint}");
-    let ptx = backend(&db, first, settings).clone().expect("translates");
+    let ptx = backend(&db, first, wave_backends::Target::Ptx).clone().expect("translates");
     assert!(ptx.text.contains(".entry a("), "{}", ptx.text);
-    settings.set_preview(&mut db).to("metal".into());
-    let first = kernels(&db, file).kernels[0].source;
-    let metal = backend(&db, first, settings).clone().expect("translates");
+    let metal = backend(&db, first, wave_backends::Target::Metal).clone().expect("translates");
     assert!(metal.text.contains("kernel void a("), "{}", metal.text);
     settings.set_target(&mut db).to("no-such-profile".into());
     let first = kernels(&db, file).kernels[0].source;

@@ -21,6 +21,8 @@ pub enum CompletionKind {
     Special,
     /// A label.
     Label,
+    /// A dot suffix of the mnemonic being typed (`.u32`, `.device`).
+    Suffix,
 }
 
 /// One completion item.
@@ -36,7 +38,7 @@ pub struct Completion {
     pub insert: String,
 }
 
-const DIRECTIVES: [(&str, &str); 6] = [
+pub(crate) const DIRECTIVES: [(&str, &str); 6] = [
     ("kernel", "starts a kernel: .kernel NAME"),
     ("param", "a kernel parameter, preloaded into the next register: .param NAME: TYPE"),
     ("registers", "registers per thread (R): .registers N"),
@@ -79,6 +81,9 @@ pub fn completions(db: &Database, file: SourceFile, offset: usize) -> Vec<Comple
             .collect();
     }
     if !statement.contains(char::is_whitespace) {
+        if let Some((base, typed)) = statement.split_once('.') {
+            return suffixes(base, typed);
+        }
         return mnemonics();
     }
     if statement.starts_with('.') {
@@ -114,6 +119,24 @@ fn mnemonics() -> Vec<Completion> {
         insert: "loop\n    $0\n    break ${1:p0}\nendloop".into(),
     });
     out
+}
+
+/// The suffixes of mnemonic `base` not yet written in `typed` (the text after its first dot).
+fn suffixes(base: &str, typed: &str) -> Vec<Completion> {
+    let Some((op, implied)) = wave_isa::lookup_name(&base.to_ascii_lowercase()) else {
+        return Vec::new();
+    };
+    let written: Vec<&str> = typed.split('.').collect();
+    wave_isa::expected_suffixes(op)
+        .into_iter()
+        .filter(|s| !written[..written.len().saturating_sub(1)].contains(s) && !implied.contains(s))
+        .map(|s| Completion {
+            label: s.to_string(),
+            kind: CompletionKind::Suffix,
+            detail: format!("suffix of `{}`", op.mnemonic),
+            insert: s.to_string(),
+        })
+        .collect()
 }
 
 fn predicates() -> Vec<Completion> {

@@ -1,10 +1,15 @@
-//! Hover on an instruction.
+//! Hover: on an instruction, its encoding and vendor forms; on an operand, a label or a
+//! directive, what it means.
 
 use std::fmt::Write as _;
 use std::ops::Range;
 
-use wave_db::{Database, SourceFile, check_kernel, kernels};
+use wave_db::{Database, SourceFile};
 use wave_isa::{Format, Inst, vendor};
+
+use crate::at::{KernelAt, kernel_at};
+use crate::completion::DIRECTIVES;
+use crate::tokens::{Token, TokenKind, kernel_tokens, params, token_at};
 
 /// What a hover shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,26 +20,176 @@ pub struct Hover {
     pub markdown: String,
 }
 
-/// The hover at byte `offset` of `file`: the instruction there, if the kernel assembles.
+/// The hover at byte `offset` of `file`: on a register, a predicate, a special register, a
+/// parameter, a label or a directive, what it is; anywhere else in an instruction, the
+/// instruction (when the kernel assembles).
 pub fn hover(db: &Database, file: SourceFile, offset: usize) -> Option<Hover> {
-    let layout = kernels(db, file);
-    let kernel = layout.kernels.iter().find(|k| k.range.contains(&offset))?;
-    let check = check_kernel(db, kernel.source);
-    let text = kernel.source.text(db);
-    let local = offset - kernel.range.start;
-    if !text.is_char_boundary(local) {
-        return None;
+    let at = kernel_at(db, file, offset)?;
+    let tokens = kernel_tokens(at.check);
+    if let Some(t) = token_at(&tokens, at.local)
+        && let Some(markdown) = describe_token(db, file, &at, &tokens, t)
+    {
+        return Some(Hover { range: at.file_range(&t.range), markdown });
     }
+    instruction_hover(&at)
+}
+
+fn instruction_hover(at: &KernelAt<'_>) -> Option<Hover> {
+    let (check, text, local) = (at.check, at.text, at.local);
     // The line table maps each instruction to its span (1-based lines and byte columns).
     let (line, column) = line_column(text, local);
     let entry = check.module.lines.iter().find(|e| {
         (e.line, e.column) <= (line, column) && (line, column) < (e.end_line, e.end_column)
     })?;
-    let start = offset_of(text, entry.line, entry.column) + kernel.range.start;
-    let end = offset_of(text, entry.end_line, entry.end_column) + kernel.range.start;
+    let start = at.file_offset(offset_of(text, entry.line, entry.column));
+    let end = at.file_offset(offset_of(text, entry.end_line, entry.end_column));
     let bytes = check.module.code.get(entry.offset as usize..)?;
     let (inst, size) = Inst::decode(bytes).ok()?;
     Some(Hover { range: start..end, markdown: describe(&check.module, &inst, &bytes[..size]) })
+}
+
+/// What the special registers of spec 3.3 hold.
+pub(crate) const SPECIAL_MEANINGS: [(&str, &str); 16] = [
+    ("sr_thread_id_x", "the thread's index in its workgroup, X dimension"),
+    ("sr_thread_id_y", "the thread's index in its workgroup, Y dimension"),
+    ("sr_thread_id_z", "the thread's index in its workgroup, Z dimension"),
+    ("sr_wave_id", "the wave's index in its workgroup"),
+    ("sr_lane_id", "the thread's lane in its wave, 0 to W-1"),
+    ("sr_workgroup_id_x", "the workgroup's index in the grid, X dimension"),
+    ("sr_workgroup_id_y", "the workgroup's index in the grid, Y dimension"),
+    ("sr_workgroup_id_z", "the workgroup's index in the grid, Z dimension"),
+    ("sr_workgroup_size_x", "threads per workgroup, X dimension"),
+    ("sr_workgroup_size_y", "threads per workgroup, Y dimension"),
+    ("sr_workgroup_size_z", "threads per workgroup, Z dimension"),
+    ("sr_grid_size_x", "workgroups in the grid, X dimension"),
+    ("sr_grid_size_y", "workgroups in the grid, Y dimension"),
+    ("sr_grid_size_z", "workgroups in the grid, Z dimension"),
+    ("sr_wave_width", "W, the threads per wave of this dispatch"),
+    ("sr_num_waves", "waves per workgroup"),
+];
+
+/// The 1-based line of byte `offset` of `text`.
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+fn describe_token(
+    db: &Database,
+    file: SourceFile,
+    at: &KernelAt<'_>,
+    tokens: &[Token],
+    t: &Token,
+) -> Option<String> {
+    let file_text = file.text(db);
+    let line = |local: usize| line_of(file_text, at.file_offset(local));
+    let stmt_text = |i: usize| {
+        let span = &at.check.parsed.stmts[i].span;
+        at.text[span.clone()].trim().to_string()
+    };
+    let params = params(at.check);
+    let mut md = String::new();
+    match &t.kind {
+        TokenKind::Register { number, .. } => {
+            let r = format!("r{number}");
+            let declared = at.check.module.kernels.first().map(|k| k.registers);
+            let _ = write!(md, "```wave\n{r}\n```\ngeneral register {number}");
+            if let Some(n) = declared {
+                let _ = write!(md, " (the kernel has R = {n}: r0 to r{})", n.saturating_sub(1));
+            }
+            md.push_str("\n\n");
+            if let Some((name, _, ty)) = params.get(*number as usize) {
+                let _ = writeln!(md, "Holds the parameter `{name}: {ty}` at entry.\n");
+            }
+            let here = t.stmt.unwrap_or(usize::MAX);
+            let writes: Vec<&Token> = tokens
+                .iter()
+                .filter(|w| {
+                    matches!(w.kind, TokenKind::Register { number: n, write: true } if n == *number)
+                        && w.stmt.is_some_and(|s| s < here)
+                })
+                .collect();
+            if writes.is_empty() {
+                let _ = writeln!(md, "Not written before this line.");
+            } else {
+                let _ = writeln!(md, "Last written before this line:\n");
+                for w in writes.iter().rev().take(3).rev() {
+                    let s = w.stmt.unwrap_or(0);
+                    let _ = writeln!(md, "- line {}: `{}`", line(w.range.start), stmt_text(s));
+                }
+            }
+        }
+        TokenKind::Predicate { number, .. } => {
+            let _ = writeln!(
+                md,
+                "```wave\np{number}\n```\npredicate register {number}: one bit per lane, set by comparisons, read by guards (`@p{number}`), `if`, `break`, `continue` and `select`."
+            );
+        }
+        TokenKind::Special(name) => {
+            let meaning = SPECIAL_MEANINGS.iter().find(|(n, _)| n == name)?.1;
+            let _ = writeln!(
+                md,
+                "```wave\n{name}\n```\nspecial register (spec 3.3): {meaning}. Read it with `mov_special`."
+            );
+        }
+        TokenKind::Parameter { index, .. } => {
+            let (name, _, ty) = params.get(*index)?;
+            let uses = tokens
+                .iter()
+                .filter(|u| matches!(u.kind, TokenKind::Parameter { definition: false, index: i } if i == *index))
+                .count();
+            let _ = writeln!(
+                md,
+                "```wave\n.param {name}: {ty}\n```\nparameter {index} of the kernel: preloaded into `r{index}` at entry. Used {uses} time{} by name.",
+                if uses == 1 { "" } else { "s" }
+            );
+        }
+        TokenKind::Label { .. } => {
+            let name = &at.text[t.range.clone()];
+            let offset =
+                at.check.source.as_ref()?.labels.iter().find(|(n, _, _)| n == name).map(|l| l.2);
+            let callers: Vec<String> = tokens
+                .iter()
+                .filter(|u| {
+                    matches!(u.kind, TokenKind::Label { definition: false })
+                        && &at.text[u.range.clone()] == name
+                })
+                .map(|u| line(u.range.start).to_string())
+                .collect();
+            let _ = write!(md, "```wave\n{name}:\n```\nlabel: a function entry for `call`");
+            if let Some(o) = offset {
+                let _ = write!(md, ", at code offset 0x{o:x}");
+            }
+            md.push_str(".\n\n");
+            if callers.is_empty() {
+                md.push_str("Never called.\n");
+            } else {
+                let _ = writeln!(md, "Called from line {}.", callers.join(", "));
+            }
+        }
+        TokenKind::Directive(name) => {
+            let meaning = DIRECTIVES.iter().find(|(d, _)| format!(".{d}") == *name)?.1;
+            let _ = writeln!(md, "```wave\n{name}\n```\n{meaning}.");
+        }
+        TokenKind::KernelName => {
+            let k = at.check.module.kernels.first();
+            let _ = write!(md, "```wave\n.kernel {}\n```\nkernel", at.span.name);
+            if let Some(k) = k {
+                let _ = write!(
+                    md,
+                    ": {} parameter{}, R = {}, {} bytes of Local Memory",
+                    k.params.len(),
+                    if k.params.len() == 1 { "" } else { "s" },
+                    k.registers,
+                    k.local_memory
+                );
+            }
+            md.push('\n');
+        }
+        TokenKind::Mnemonic { .. } | TokenKind::Type | TokenKind::Number | TokenKind::Comment => {
+            return None;
+        }
+    }
+    Some(md)
 }
 
 /// 1-based line and byte column of `offset` in `text`.

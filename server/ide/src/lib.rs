@@ -6,15 +6,32 @@
 //! [`completions`]; [`definition`] and [`references`] of labels and parameters; [`symbols`], [`folding_ranges`], [`format`] (as `wave fmt`) and
 //! [`inlay_hints`] (each kernel's occupancy on the chosen target).
 
+mod actions;
+mod at;
 mod completion;
+mod editing;
 mod hover;
 mod navigation;
 mod outline;
+mod run;
+mod tokens;
 
+pub use actions::{
+    ALIAS, Action, ActionKind, FileDiagnostic, Tag, UNREACHABLE, UNUSED_LABEL, UNUSED_PARAMETER,
+    code_actions, diagnostics, kernel_hints,
+};
 pub use completion::{Completion, CompletionKind, completions};
+pub use editing::{
+    Access, Signature, document_highlights, on_type_indent, selection_ranges, signature_help,
+};
 pub use hover::{Hover, hover};
 pub use navigation::{definition, references, rename};
 pub use outline::{Symbol, SymbolKind, folding_ranges, format, inlay_hints, symbols};
+pub use run::{
+    DEFAULT_RUN_BUDGET, Lens, LensCommand, Preview, RunPlan, RunResult, RunTrap, code_lenses,
+    execute, plan_run, preview, target_title,
+};
+pub use tokens::{Token, TokenKind, file_tokens, kernel_tokens};
 
 #[cfg(test)]
 mod tests;

@@ -62,10 +62,11 @@ impl<'t> LineIndex<'t> {
 }
 
 pub(crate) fn diagnostic(
-    d: &wave_diag::Diagnostic,
+    fd: &wave_ide::FileDiagnostic,
     index: &LineIndex<'_>,
     uri: &Uri,
 ) -> lsp::Diagnostic {
+    let d = &fd.diagnostic;
     let mut message = d.message.clone();
     for note in &d.notes {
         message.push_str("\nnote: ");
@@ -85,10 +86,21 @@ pub(crate) fn diagnostic(
         .collect();
     lsp::Diagnostic {
         range: index.range(d.span.clone()),
-        severity: Some(if d.is_error() {
+        severity: Some(if fd.hint {
+            lsp::DiagnosticSeverity::HINT
+        } else if d.is_error() {
             lsp::DiagnosticSeverity::ERROR
         } else {
             lsp::DiagnosticSeverity::WARNING
+        }),
+        tags: (!fd.tags.is_empty()).then(|| {
+            fd.tags
+                .iter()
+                .map(|t| match t {
+                    wave_ide::Tag::Unnecessary => lsp::DiagnosticTag::UNNECESSARY,
+                    wave_ide::Tag::Deprecated => lsp::DiagnosticTag::DEPRECATED,
+                })
+                .collect()
         }),
         code: Some(NumberOrString::String(d.code.to_string())),
         source: Some("wave".into()),

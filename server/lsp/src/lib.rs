@@ -5,13 +5,17 @@
 //! (UTF-8 when the client offers it, else UTF-16) and back, and turns the plain data of
 //! `wave_ide` and `wave_db` into protocol types. Every handler computes synchronously under
 //! one lock and never awaits while holding it; a panic in a handler is caught and answered
-//! with an error instead of taking the server down.
+//! with an error instead of taking the server down. Runs in the emulator are the one long
+//! task: they run on a blocking thread, report progress, and stop when cancelled.
 
 mod convert;
+mod features;
+pub mod harness;
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use salsa::Setter;
 use tower_lsp_server::jsonrpc::{Error, Result};
@@ -25,18 +29,29 @@ struct Document {
     file: wave_db::SourceFile,
     text: String,
     version: i32,
+    /// Diagnostics of the last run (traps at their line), for this version only.
+    run_diagnostics: Vec<Diagnostic>,
 }
 
-struct State {
+/// What the server knows.
+pub(crate) struct State {
     db: wave_db::Database,
     documents: HashMap<Uri, Document>,
     encoding: Encoding,
     settings: wave_db::Settings,
+    /// Instruction budget of runs.
+    run_budget: u64,
+    /// The client pulls diagnostics (`textDocument/diagnostic`); otherwise they are pushed.
+    pull_diagnostics: bool,
+    /// The client shows `window/workDoneProgress`.
+    progress: bool,
+    /// Cancel flags of runs in flight, by progress token.
+    runs: HashMap<String, Arc<AtomicBool>>,
 }
 
 /// Settings from `initializationOptions` or `workspace/didChangeConfiguration`: an object with
-/// `target` (a target profile) and `preview` (`ptx`, `hip`, `sycl`, `metal`), at the top level
-/// or under `wave`.
+/// `target` (a target profile), `preview` (`ptx`, `hip`, `sycl`, `metal`), `waveWidth`,
+/// `liveRegisters` and `runBudget`, at the top level or under `wave`.
 fn apply_settings(state: &mut State, value: &LSPAny) {
     let value = value.get("wave").unwrap_or(value);
     if let Some(t) = value.get("target").and_then(LSPAny::as_str) {
@@ -45,18 +60,38 @@ fn apply_settings(state: &mut State, value: &LSPAny) {
     if let Some(p) = value.get("preview").and_then(LSPAny::as_str) {
         state.settings.set_preview(&mut state.db).to(p.to_string());
     }
+    if let Some(w) = value.get("waveWidth").and_then(LSPAny::as_u64) {
+        state.settings.set_wave_width(&mut state.db).to(u32::try_from(w).unwrap_or(0));
+    }
+    if let Some(l) = value.get("liveRegisters").and_then(LSPAny::as_bool) {
+        state.settings.set_live_registers(&mut state.db).to(l);
+    }
+    if let Some(b) = value.get("runBudget").and_then(LSPAny::as_u64) {
+        state.run_budget = b.max(1);
+    }
+}
+
+/// Sets a run's cancel flag when the request that started it goes away (answered, or
+/// cancelled with `$/cancelRequest`, which drops the request's future).
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// The server.
 pub struct Backend {
     client: Client,
     state: Mutex<State>,
+    next_token: AtomicU64,
 }
 
 impl Backend {
     fn new(client: Client) -> Backend {
         let db = wave_db::Database::default();
-        let settings = wave_db::Settings::new(&db, "nvidia".into(), "ptx".into());
+        let settings = wave_db::Settings::new(&db, "nvidia".into(), "ptx".into(), 0, false);
         Backend {
             client,
             state: Mutex::new(State {
@@ -64,7 +99,12 @@ impl Backend {
                 documents: HashMap::new(),
                 encoding: Encoding::Utf16,
                 settings,
+                run_budget: wave_ide::DEFAULT_RUN_BUDGET,
+                pull_diagnostics: false,
+                progress: false,
+                runs: HashMap::new(),
             }),
+            next_token: AtomicU64::new(1),
         }
     }
 
@@ -78,23 +118,173 @@ impl Backend {
             .map_err(|_| Error::internal_error())
     }
 
+    /// Like [`Backend::with_state`] for a request on one open document: `None` when the
+    /// document is not open.
+    fn on_document<T>(
+        &self,
+        uri: &Uri,
+        f: impl FnOnce(&State, &Document, &LineIndex<'_>) -> Option<T>,
+    ) -> Result<Option<T>> {
+        self.with_state(|s| {
+            let doc = s.documents.get(uri)?;
+            let index = LineIndex::new(&doc.text, s.encoding);
+            f(s, doc, &index)
+        })
+    }
+
     /// The diagnostics of `uri`, in protocol form, with the document's version.
     fn diagnostics(state: &State, uri: &Uri) -> Option<(Vec<Diagnostic>, i32)> {
         let doc = state.documents.get(uri)?;
         let index = LineIndex::new(&doc.text, state.encoding);
-        let list = wave_db::file_diagnostics(&state.db, doc.file)
+        let mut list: Vec<Diagnostic> = wave_ide::diagnostics(&state.db, doc.file)
             .iter()
             .map(|d| convert::diagnostic(d, &index, uri))
             .collect();
+        list.extend(doc.run_diagnostics.iter().cloned());
         Some((list, doc.version))
     }
 
-    async fn publish(&self, uri: Uri) {
-        if let Ok(Some((list, version))) = self.with_state(|s| Self::diagnostics(s, &uri)) {
+    /// Publishes the diagnostics of `uri` if they are pushed and `version` is still current
+    /// (a newer edit publishes its own: stale work is skipped).
+    async fn publish(&self, uri: Uri, version: Option<i32>) {
+        // Let edits that are already queued apply first.
+        tokio::task::yield_now().await;
+        let computed = self.with_state(|s| {
+            if s.pull_diagnostics {
+                return None;
+            }
+            let current = s.documents.get(&uri)?.version;
+            if version.is_some_and(|v| v != current) {
+                return None;
+            }
+            Self::diagnostics(s, &uri)
+        });
+        if let Ok(Some((list, version))) = computed {
             self.client.publish_diagnostics(uri, list, Some(version)).await;
         }
     }
+
+    /// Diagnostics changed for a reason other than an edit (settings, a run).
+    async fn refresh_diagnostics(&self, uri: Option<Uri>) {
+        let pull = self.with_state(|s| s.pull_diagnostics).unwrap_or(false);
+        if pull {
+            let _ = self.client.workspace_diagnostic_refresh().await;
+        } else {
+            let uris: Vec<Uri> = match uri {
+                Some(u) => vec![u],
+                None => {
+                    self.with_state(|s| s.documents.keys().cloned().collect()).unwrap_or_default()
+                }
+            };
+            for u in uris {
+                self.publish(u, None).await;
+            }
+        }
+    }
+
+    /// `wave/preview`: `{ textDocument: { uri }, target?, kernel?, position? }` to
+    /// `{ target, language, text, lines }`, where `lines[i]` is the 0-based line of the WAVE
+    /// file that generated line `i` comes from (or `null`).
+    async fn preview(&self, params: LSPAny) -> Result<LSPAny> {
+        let uri = params
+            .pointer("/textDocument/uri")
+            .and_then(LSPAny::as_str)
+            .and_then(|u| u.parse::<Uri>().ok())
+            .ok_or_else(|| Error::invalid_params("wave/preview needs textDocument.uri"))?;
+        let answer = self.with_state(|s| features::preview(s, &uri, &params))?;
+        answer.map_err(Error::invalid_params)
+    }
+
+    /// `window/workDoneProgress/cancel`: stops the run that reports to that token.
+    async fn cancel_progress(&self, params: WorkDoneProgressCancelParams) {
+        let key = features::token_key(&params.token);
+        let _ = self.with_state(|s| {
+            if let Some(flag) = s.runs.get(&key) {
+                flag.store(true, Ordering::Relaxed);
+            }
+        });
+    }
+
+    /// `wave.run`: runs a kernel in the emulator off the request loop.
+    async fn run_kernel(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        let arg = params.arguments.first().cloned().unwrap_or(LSPAny::Null);
+        let uri = arg
+            .get("uri")
+            .and_then(LSPAny::as_str)
+            .and_then(|u| u.parse::<Uri>().ok())
+            .ok_or_else(|| Error::invalid_params("wave.run needs { uri, kernel }"))?;
+        let kernel = arg.get("kernel").and_then(LSPAny::as_str).map(str::to_owned);
+        let planned = self.with_state(|s| features::plan(s, &uri, kernel.as_deref()))?;
+        let (mut plan, version) = planned.map_err(Error::invalid_params)?;
+        let budget = self.with_state(|s| s.run_budget)?;
+        plan.dispatch.max_steps = plan.dispatch.max_steps.min(budget);
+        let max_steps = plan.dispatch.max_steps;
+        // Progress: the request's own token, or one we create when the client shows progress.
+        let token = match params.work_done_progress_params.work_done_token {
+            Some(t) => Some(t),
+            None if self.with_state(|s| s.progress).unwrap_or(false) => {
+                let t = NumberOrString::String(format!(
+                    "wave-run-{}",
+                    self.next_token.fetch_add(1, Ordering::Relaxed)
+                ));
+                self.client.create_work_done_progress(t.clone()).await.ok().map(|()| t)
+            }
+            None => None,
+        };
+        let cancel = Arc::new(AtomicBool::new(false));
+        let _guard = CancelOnDrop(cancel.clone());
+        let key = token.as_ref().map(features::token_key);
+        if let Some(k) = &key {
+            let _ = self.with_state(|s| s.runs.insert(k.clone(), cancel.clone()));
+        }
+        let progress = Arc::new(AtomicU64::new(0));
+        let ongoing = match &token {
+            Some(t) => Some(
+                self.client
+                    .progress(t.clone(), format!("Running {}", plan.kernel))
+                    .with_percentage(0)
+                    .with_cancel_button()
+                    .begin()
+                    .await,
+            ),
+            None => None,
+        };
+        let task = {
+            let (cancel, progress) = (cancel.clone(), progress.clone());
+            tokio::task::spawn_blocking(move || wave_ide::execute(plan, &cancel, &progress))
+        };
+        tokio::pin!(task);
+        let result = loop {
+            tokio::select! {
+                done = &mut task => break done,
+                () = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
+                    if let Some(p) = &ongoing {
+                        let steps = progress.load(Ordering::Relaxed);
+                        let percent = (steps.saturating_mul(100) / max_steps.max(1)).min(99) as u32;
+                        p.report_with_message(format!("{steps} wave-instructions"), percent, None).await;
+                    }
+                }
+            }
+        };
+        if let Some(k) = &key {
+            let _ = self.with_state(|s| s.runs.remove(k));
+        }
+        if let Some(p) = ongoing {
+            p.finish().await;
+        }
+        let result = result.map_err(|_| Error::internal_error())?;
+        // A trap becomes a diagnostic at its line, for this version of the document.
+        let changed = self.with_state(|s| features::record_run(s, &uri, version, &result))?;
+        if changed {
+            self.refresh_diagnostics(Some(uri)).await;
+        }
+        let text = result.to_json();
+        Ok(Some(serde_json::from_str(&text).map_err(|_| Error::internal_error())?))
+    }
 }
+
+/// The commands the server executes.
+const COMMANDS: [&str; 2] = ["wave.run", "wave.preview"];
 
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
@@ -105,8 +295,14 @@ impl LanguageServer for Backend {
             .and_then(|g| g.position_encodings.as_ref())
             .is_some_and(|list| list.contains(&PositionEncodingKind::UTF8));
         let encoding = if offers_utf8 { Encoding::Utf8 } else { Encoding::Utf16 };
+        let pull =
+            params.capabilities.text_document.as_ref().is_some_and(|t| t.diagnostic.is_some());
+        let progress =
+            params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
         self.with_state(|s| {
             s.encoding = encoding;
+            s.pull_diagnostics = pull;
+            s.progress = progress;
             if let Some(options) = &params.initialization_options {
                 apply_settings(s, options);
             }
@@ -116,33 +312,17 @@ impl LanguageServer for Backend {
                 name: "wave".into(),
                 version: Some(env!("CARGO_PKG_VERSION").into()),
             }),
-            capabilities: ServerCapabilities {
-                position_encoding: Some(match encoding {
-                    Encoding::Utf8 => PositionEncodingKind::UTF8,
-                    Encoding::Utf16 => PositionEncodingKind::UTF16,
-                }),
-                text_document_sync: Some(TextDocumentSyncCapability::Kind(
-                    TextDocumentSyncKind::INCREMENTAL,
-                )),
-                hover_provider: Some(HoverProviderCapability::Simple(true)),
-                document_symbol_provider: Some(OneOf::Left(true)),
-                folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
-                document_formatting_provider: Some(OneOf::Left(true)),
-                inlay_hint_provider: Some(OneOf::Left(true)),
-                definition_provider: Some(OneOf::Left(true)),
-                references_provider: Some(OneOf::Left(true)),
-                rename_provider: Some(OneOf::Left(true)),
-                completion_provider: Some(CompletionOptions {
-                    trigger_characters: Some(vec![".".into(), " ".into(), ",".into()]),
-                    ..CompletionOptions::default()
-                }),
-                ..ServerCapabilities::default()
-            },
+            capabilities: features::capabilities(encoding, pull),
             offset_encoding: None,
         })
     }
 
     async fn shutdown(&self) -> Result<()> {
+        let _ = self.with_state(|s| {
+            for flag in s.runs.values() {
+                flag.store(true, Ordering::Relaxed);
+            }
+        });
         Ok(())
     }
 
@@ -150,15 +330,33 @@ impl LanguageServer for Backend {
         let doc = params.text_document;
         let uri = doc.uri.clone();
         let _ = self.with_state(|s| {
-            let file = wave_db::SourceFile::new(
-                &s.db,
-                doc.uri.as_str().to_string(),
-                doc.text.clone(),
-                doc.version,
-            );
-            s.documents.insert(doc.uri, Document { file, text: doc.text, version: doc.version });
+            // Reopening replaces the document (and its version).
+            match s.documents.get_mut(&doc.uri) {
+                Some(d) => {
+                    d.file.set_text(&mut s.db).to(doc.text.clone());
+                    d.file.set_version(&mut s.db).to(doc.version);
+                    d.text = doc.text;
+                    d.version = doc.version;
+                    d.run_diagnostics.clear();
+                }
+                None => {
+                    let file = wave_db::SourceFile::new(
+                        &s.db,
+                        doc.uri.as_str().to_string(),
+                        doc.text.clone(),
+                        doc.version,
+                    );
+                    let document = Document {
+                        file,
+                        text: doc.text,
+                        version: doc.version,
+                        run_diagnostics: Vec::new(),
+                    };
+                    s.documents.insert(doc.uri, document);
+                }
+            }
         });
-        self.publish(uri).await;
+        self.publish(uri, None).await;
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
@@ -183,139 +381,170 @@ impl LanguageServer for Backend {
                 }
             }
             doc.version = version;
+            doc.run_diagnostics.clear();
             let (file, text) = (doc.file, doc.text.clone());
             file.set_text(&mut s.db).to(text);
             file.set_version(&mut s.db).to(version);
             true
         });
         if applied == Ok(true) {
-            self.publish(uri).await;
+            self.publish(uri, Some(version)).await;
         }
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
-        let _ = self.with_state(|s| s.documents.remove(&uri));
-        self.client.publish_diagnostics(uri, Vec::new(), None).await;
+        let pull = self
+            .with_state(|s| {
+                s.documents.remove(&uri);
+                s.pull_diagnostics
+            })
+            .unwrap_or(false);
+        if !pull {
+            self.client.publish_diagnostics(uri, Vec::new(), None).await;
+        }
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
         let _ = self.with_state(|s| apply_settings(s, &params.settings));
         let _ = self.client.inlay_hint_refresh().await;
+        let _ = self.client.code_lens_refresh().await;
+    }
+
+    async fn diagnostic(
+        &self,
+        params: DocumentDiagnosticParams,
+    ) -> Result<DocumentDiagnosticReportResult> {
+        let uri = params.text_document.uri;
+        let report = self.with_state(|s| {
+            let (items, version) = Self::diagnostics(s, &uri).unwrap_or_default();
+            let id = format!(
+                "{version}:{}",
+                s.documents.get(&uri).map_or(0, |d| d.run_diagnostics.len())
+            );
+            if params.previous_result_id.as_deref() == Some(id.as_str()) {
+                DocumentDiagnosticReport::Unchanged(RelatedUnchangedDocumentDiagnosticReport {
+                    related_documents: None,
+                    unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport {
+                        result_id: id,
+                    },
+                })
+            } else {
+                DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
+                    related_documents: None,
+                    full_document_diagnostic_report: FullDocumentDiagnosticReport {
+                        result_id: Some(id),
+                        items,
+                    },
+                })
+            }
+        })?;
+        Ok(DocumentDiagnosticReportResult::Report(report))
     }
 
     async fn document_symbol(
         &self,
         params: DocumentSymbolParams,
     ) -> Result<Option<DocumentSymbolResponse>> {
-        self.with_state(|s| {
-            let doc = s.documents.get(&params.text_document.uri)?;
-            let index = LineIndex::new(&doc.text, s.encoding);
-            #[allow(deprecated, reason = "the deprecated field must still be set")]
-            fn convert(sym: &wave_ide::Symbol, index: &LineIndex<'_>) -> DocumentSymbol {
-                DocumentSymbol {
-                    name: sym.name.clone(),
-                    detail: None,
-                    kind: match sym.kind {
-                        wave_ide::SymbolKind::Kernel => SymbolKind::FUNCTION,
-                        wave_ide::SymbolKind::Label => SymbolKind::KEY,
-                    },
-                    tags: None,
-                    deprecated: None,
-                    range: index.range(sym.range.clone()),
-                    selection_range: index.range(sym.selection.clone()),
-                    children: Some(sym.children.iter().map(|c| convert(c, index)).collect()),
-                }
-            }
-            let list =
-                wave_ide::symbols(&s.db, doc.file).iter().map(|k| convert(k, &index)).collect();
+        self.on_document(&params.text_document.uri, |s, doc, index| {
+            let list = wave_ide::symbols(&s.db, doc.file)
+                .iter()
+                .map(|k| features::document_symbol(k, index))
+                .collect();
             Some(DocumentSymbolResponse::Nested(list))
         })
     }
 
+    async fn symbol(
+        &self,
+        params: WorkspaceSymbolParams,
+    ) -> Result<Option<WorkspaceSymbolResponse>> {
+        self.with_state(|s| Some(features::workspace_symbols(s, &params.query)))
+    }
+
     async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
-        self.with_state(|s| {
-            let doc = s.documents.get(&params.text_document.uri)?;
-            let index = LineIndex::new(&doc.text, s.encoding);
-            let list = wave_ide::folding_ranges(&s.db, doc.file)
-                .into_iter()
-                .map(|r| {
-                    let (start, end) =
-                        (index.position(r.start), index.position(r.end.saturating_sub(1)));
-                    FoldingRange {
-                        start_line: start.line,
-                        end_line: end.line,
-                        kind: Some(FoldingRangeKind::Region),
-                        ..FoldingRange::default()
-                    }
-                })
-                .collect();
-            Some(list)
+        self.on_document(&params.text_document.uri, |s, doc, index| {
+            Some(features::folding_ranges(s, doc, index))
+        })
+    }
+
+    async fn selection_range(
+        &self,
+        params: SelectionRangeParams,
+    ) -> Result<Option<Vec<SelectionRange>>> {
+        self.on_document(&params.text_document.uri, |s, doc, index| {
+            Some(features::selection_ranges(s, doc, index, &params.positions))
         })
     }
 
     async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
-        self.with_state(|s| {
-            let doc = s.documents.get(&params.text_document.uri)?;
+        self.on_document(&params.text_document.uri, |s, doc, index| {
             let formatted = wave_ide::format(&s.db, doc.file)?;
-            let index = LineIndex::new(&doc.text, s.encoding);
             Some(vec![TextEdit { range: index.range(0..doc.text.len()), new_text: formatted }])
         })
     }
 
-    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
-        self.with_state(|s| {
-            let doc = s.documents.get(&params.text_document.uri)?;
-            let index = LineIndex::new(&doc.text, s.encoding);
-            let list = wave_ide::inlay_hints(&s.db, doc.file, s.settings)
-                .into_iter()
-                .map(|(at, label)| InlayHint {
-                    position: index.position(at),
-                    label: InlayHintLabel::String(format!("  {label}")),
-                    kind: None,
-                    text_edits: None,
-                    tooltip: None,
-                    padding_left: Some(true),
-                    padding_right: None,
-                    data: None,
-                })
-                .collect();
-            Some(list)
+    async fn on_type_formatting(
+        &self,
+        params: DocumentOnTypeFormattingParams,
+    ) -> Result<Option<Vec<TextEdit>>> {
+        let at = params.text_document_position;
+        self.on_document(&at.text_document.uri, |s, doc, index| {
+            let offset = index.offset(at.position);
+            let edits = wave_ide::on_type_indent(&s.db, doc.file, offset, &params.ch);
+            Some(
+                edits
+                    .into_iter()
+                    .map(|(r, new_text)| TextEdit { range: index.range(r), new_text })
+                    .collect(),
+            )
         })
+    }
+
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        self.on_document(&params.text_document.uri, |s, doc, index| {
+            Some(features::inlay_hints(s, doc, index))
+        })
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        let uri = params.text_document.uri;
+        self.on_document(&uri, |s, doc, index| Some(features::code_lenses(s, &uri, doc, index)))
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let uri = params.text_document.uri.clone();
+        self.on_document(&uri, |s, doc, index| {
+            Some(features::code_actions(s, &uri, doc, index, &params))
+        })
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        match params.command.as_str() {
+            "wave.run" => self.run_kernel(params).await,
+            "wave.preview" => {
+                let arg = params.arguments.first().cloned().unwrap_or(LSPAny::Null);
+                self.preview(arg).await.map(Some)
+            }
+            other => Err(Error::invalid_params(format!(
+                "unknown command `{other}` (the server runs {})",
+                COMMANDS.join(", ")
+            ))),
+        }
     }
 
     async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
         let at = params.text_document_position;
-        self.with_state(|s| {
-            let doc = s.documents.get(&at.text_document.uri)?;
-            let index = LineIndex::new(&doc.text, s.encoding);
-            let items = wave_ide::completions(&s.db, doc.file, index.offset(at.position))
-                .into_iter()
-                .map(|c| {
-                    let snippet = c.kind == wave_ide::CompletionKind::Snippet;
-                    CompletionItem {
-                        label: c.label,
-                        kind: Some(match c.kind {
-                            wave_ide::CompletionKind::Mnemonic => CompletionItemKind::KEYWORD,
-                            wave_ide::CompletionKind::Directive => CompletionItemKind::PROPERTY,
-                            wave_ide::CompletionKind::Snippet => CompletionItemKind::SNIPPET,
-                            wave_ide::CompletionKind::Register => CompletionItemKind::VARIABLE,
-                            wave_ide::CompletionKind::Parameter => CompletionItemKind::FIELD,
-                            wave_ide::CompletionKind::Special => CompletionItemKind::CONSTANT,
-                            wave_ide::CompletionKind::Label => CompletionItemKind::REFERENCE,
-                        }),
-                        detail: Some(c.detail),
-                        insert_text: Some(c.insert),
-                        insert_text_format: Some(if snippet {
-                            InsertTextFormat::SNIPPET
-                        } else {
-                            InsertTextFormat::PLAIN_TEXT
-                        }),
-                        ..CompletionItem::default()
-                    }
-                })
-                .collect();
-            Some(CompletionResponse::Array(items))
+        self.on_document(&at.text_document.uri, |s, doc, index| {
+            Some(features::completion(s, doc, index, at.position))
+        })
+    }
+
+    async fn signature_help(&self, params: SignatureHelpParams) -> Result<Option<SignatureHelp>> {
+        let at = params.text_document_position_params;
+        self.on_document(&at.text_document.uri, |s, doc, index| {
+            let sig = wave_ide::signature_help(&s.db, doc.file, index.offset(at.position))?;
+            Some(features::signature(sig, s.encoding))
         })
     }
 
@@ -324,9 +553,7 @@ impl LanguageServer for Backend {
         params: GotoDefinitionParams,
     ) -> Result<Option<GotoDefinitionResponse>> {
         let at = params.text_document_position_params;
-        self.with_state(|s| {
-            let doc = s.documents.get(&at.text_document.uri)?;
-            let index = LineIndex::new(&doc.text, s.encoding);
+        self.on_document(&at.text_document.uri, |s, doc, index| {
             let range = wave_ide::definition(&s.db, doc.file, index.offset(at.position))?;
             Some(GotoDefinitionResponse::Scalar(Location {
                 uri: at.text_document.uri.clone(),
@@ -337,9 +564,7 @@ impl LanguageServer for Backend {
 
     async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
         let at = params.text_document_position;
-        self.with_state(|s| {
-            let doc = s.documents.get(&at.text_document.uri)?;
-            let index = LineIndex::new(&doc.text, s.encoding);
+        self.on_document(&at.text_document.uri, |s, doc, index| {
             let list: Vec<Location> =
                 wave_ide::references(&s.db, doc.file, index.offset(at.position))
                     .into_iter()
@@ -349,11 +574,51 @@ impl LanguageServer for Backend {
         })
     }
 
+    async fn document_highlight(
+        &self,
+        params: DocumentHighlightParams,
+    ) -> Result<Option<Vec<DocumentHighlight>>> {
+        let at = params.text_document_position_params;
+        self.on_document(&at.text_document.uri, |s, doc, index| {
+            let list: Vec<DocumentHighlight> =
+                wave_ide::document_highlights(&s.db, doc.file, index.offset(at.position))
+                    .into_iter()
+                    .map(|(r, access)| DocumentHighlight {
+                        range: index.range(r),
+                        kind: Some(match access {
+                            wave_ide::Access::Read => DocumentHighlightKind::READ,
+                            wave_ide::Access::Write => DocumentHighlightKind::WRITE,
+                        }),
+                    })
+                    .collect();
+            (!list.is_empty()).then_some(list)
+        })
+    }
+
+    async fn semantic_tokens_full(
+        &self,
+        params: SemanticTokensParams,
+    ) -> Result<Option<SemanticTokensResult>> {
+        self.on_document(&params.text_document.uri, |s, doc, index| {
+            Some(SemanticTokensResult::Tokens(features::semantic_tokens(s, doc, index)))
+        })
+    }
+
+    async fn prepare_rename(
+        &self,
+        params: TextDocumentPositionParams,
+    ) -> Result<Option<PrepareRenameResponse>> {
+        self.on_document(&params.text_document.uri, |s, doc, index| {
+            let offset = index.offset(params.position);
+            let refs = wave_ide::references(&s.db, doc.file, offset);
+            let here = refs.into_iter().find(|r| r.start <= offset && offset <= r.end)?;
+            Some(PrepareRenameResponse::Range(index.range(here)))
+        })
+    }
+
     async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
         let at = params.text_document_position;
-        let outcome = self.with_state(|s| {
-            let doc = s.documents.get(&at.text_document.uri)?;
-            let index = LineIndex::new(&doc.text, s.encoding);
+        let outcome = self.on_document(&at.text_document.uri, |s, doc, index| {
             Some(
                 wave_ide::rename(&s.db, doc.file, index.offset(at.position), &params.new_name).map(
                     |edits| {
@@ -378,9 +643,7 @@ impl LanguageServer for Backend {
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         let at = params.text_document_position_params;
-        self.with_state(|s| {
-            let doc = s.documents.get(&at.text_document.uri)?;
-            let index = LineIndex::new(&doc.text, s.encoding);
+        self.on_document(&at.text_document.uri, |s, doc, index| {
             let h = wave_ide::hover(&s.db, doc.file, index.offset(at.position))?;
             Some(Hover {
                 contents: HoverContents::Markup(MarkupContent {
@@ -393,11 +656,19 @@ impl LanguageServer for Backend {
     }
 }
 
+/// The service with the custom methods (`wave/preview`, progress cancellation).
+pub fn service() -> (LspService<Backend>, tower_lsp_server::ClientSocket) {
+    LspService::build(Backend::new)
+        .custom_method("wave/preview", Backend::preview)
+        .custom_method("window/workDoneProgress/cancel", Backend::cancel_progress)
+        .finish()
+}
+
 /// Serves the protocol on standard input and output until the client exits.
 pub fn run_stdio() -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
-        let (service, socket) = LspService::new(Backend::new);
+        let (service, socket) = service();
         Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
     });
     Ok(())

@@ -1,0 +1,583 @@
+//! Code lenses, "Run in emulator" and the backend previews.
+//!
+//! A run's dispatch comes from, in order: a `; wave-run: OPTIONS` comment inside the kernel
+//! (or on the lines just above its `.kernel`), with `wave run`'s options; a case file next to
+//! the source (`NAME.toml`, or any `.toml` of the folder whose `file` names the source); or
+//! defaults (one workgroup of `.workgroup_size` or W threads, each `ptr` parameter given its
+//! own 4 KiB region and the first 16 `u32` of each region shown after the run). The editor's
+//! text is what runs, saved or not. Runs step the emulator in slices, so that they can be
+//! cancelled and report progress, under an instruction budget.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use wave_backends::Target;
+use wave_conformance::options::{Dump, parse_run_options};
+use wave_conformance::{Block, Case, Elem, Expectation};
+use wave_db::{Database, Settings, SourceFile, backend, check_kernel, kernels};
+
+use crate::at::all_kernels;
+use crate::hover::line_of;
+
+/// What a lens does when clicked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LensCommand {
+    /// Run the kernel in the emulator (`wave.run`, executed by the server).
+    Run {
+        /// The kernel.
+        kernel: String,
+    },
+    /// Show the kernel's code for a backend (`wave.showPreview`, executed by the editor
+    /// through the `wave/preview` request).
+    Preview {
+        /// The kernel.
+        kernel: String,
+        /// The backend.
+        target: Target,
+    },
+    /// Start the debugger with the run's dispatch (`wave.debug`, executed by the editor).
+    Debug {
+        /// The kernel.
+        kernel: String,
+        /// The launch configuration, as JSON.
+        launch: String,
+    },
+}
+
+/// A code lens above a kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lens {
+    /// The `.kernel` line.
+    pub range: Range<usize>,
+    /// What it shows.
+    pub title: String,
+    /// What it does.
+    pub command: LensCommand,
+}
+
+/// The lenses of `file`: per kernel that assembles, "Run in emulator" (naming where its
+/// dispatch comes from), "Debug" and one "Show …" per backend. `path` is the file on disk,
+/// when it has one (to find a case file next to it).
+pub fn code_lenses(
+    db: &Database,
+    file: SourceFile,
+    path: Option<&Path>,
+    settings: Settings,
+) -> Vec<Lens> {
+    let mut out = Vec::new();
+    for k in all_kernels(db, file) {
+        if wave_diag::has_errors(&k.check.diagnostics) {
+            continue;
+        }
+        let line_end = k.text.find('\n').unwrap_or(k.text.len());
+        let range = k.span.range.start..k.span.range.start + line_end;
+        let name = k.span.name.clone();
+        let plan = plan_run(db, file, &name, path, settings);
+        let title = match &plan {
+            Ok(p) => format!("▶ Run in emulator ({})", p.from),
+            Err(e) => format!("▶ Run in emulator (dispatch error: {e})"),
+        };
+        out.push(Lens {
+            range: range.clone(),
+            title,
+            command: LensCommand::Run { kernel: name.clone() },
+        });
+        let launch = plan.as_ref().map_or_else(|_| String::new(), |p| launch_json(p, path));
+        out.push(Lens {
+            range: range.clone(),
+            title: "Debug".into(),
+            command: LensCommand::Debug { kernel: name.clone(), launch },
+        });
+        for target in Target::ALL {
+            out.push(Lens {
+                range: range.clone(),
+                title: format!("Show {}", target_title(target)),
+                command: LensCommand::Preview { kernel: name.clone(), target },
+            });
+        }
+    }
+    out
+}
+
+/// How a backend is named in titles.
+pub fn target_title(target: Target) -> &'static str {
+    match target {
+        Target::Ptx => "PTX",
+        Target::Hip => "HIP",
+        Target::Sycl => "SYCL",
+        Target::Metal => "Metal",
+    }
+}
+
+/// A resolved run: the kernel assembled on its own, its dispatch and memory.
+#[derive(Clone, Debug)]
+pub struct RunPlan {
+    /// The kernel.
+    pub kernel: String,
+    /// Where the dispatch came from (`; wave-run:`, `add.toml`, `defaults`).
+    pub from: String,
+    /// The kernel as a module.
+    pub module: wave_wbin::Module,
+    /// The dispatch.
+    pub dispatch: wave_emulator::Dispatch,
+    /// Device memory before the run.
+    pub device: Vec<u8>,
+    /// What to show after the run.
+    pub dumps: Vec<Dump>,
+    /// What the case file expects (checked after the run).
+    pub expect: Vec<Block>,
+    /// The trap the case file expects, if it expects one.
+    pub expect_trap: Option<String>,
+    /// The 1-based file line of the kernel's first line (module lines are relative to it).
+    pub first_line: u32,
+}
+
+/// The default instruction budget of an editor run, in wave-instructions.
+pub const DEFAULT_RUN_BUDGET: u64 = 20_000_000;
+const DEFAULT_MEMORY: usize = 64 << 10;
+const REGION: usize = 4096;
+
+/// Resolves the dispatch of `kernel` in `file` (see the module documentation).
+pub fn plan_run(
+    db: &Database,
+    file: SourceFile,
+    kernel: &str,
+    path: Option<&Path>,
+    settings: Settings,
+) -> Result<RunPlan, String> {
+    let layout = kernels(db, file);
+    let span = layout
+        .kernels
+        .iter()
+        .find(|k| k.name == kernel)
+        .ok_or_else(|| format!("no kernel `{kernel}` in this file"))?;
+    let check = check_kernel(db, span.source);
+    if let Some(e) = check.diagnostics.iter().find(|d| d.is_error()) {
+        return Err(format!("the kernel does not assemble: error[{}] {}", e.code, e.message));
+    }
+    let module = check.module.clone();
+    let k = module.kernels.first().ok_or("the kernel is empty")?;
+    let text = file.text(db);
+    let first_line = line_of(text, span.range.start) as u32;
+    let w = match settings.wave_width(db) {
+        0 => 32,
+        w => w,
+    };
+    let mut plan = RunPlan {
+        kernel: kernel.to_owned(),
+        from: "defaults".into(),
+        dispatch: wave_emulator::Dispatch {
+            kernel: None,
+            wave_width: w,
+            max_steps: DEFAULT_RUN_BUDGET,
+            ..wave_emulator::Dispatch::default()
+        },
+        device: Vec::new(),
+        dumps: Vec::new(),
+        expect: Vec::new(),
+        expect_trap: None,
+        first_line,
+        module: module.clone(),
+    };
+    if k.workgroup_size.is_none() {
+        plan.dispatch.workgroup = Some([w, 1, 1]);
+    }
+    if let Some(options) = run_comment(text, span.range.clone()) {
+        let o = parse_run_options(&options).map_err(|e| format!("`; wave-run:` {e}"))?;
+        plan.from = "; wave-run:".into();
+        if let Some(g) = o.grid {
+            plan.dispatch.grid = g;
+        }
+        if o.workgroup.is_some() {
+            plan.dispatch.workgroup = o.workgroup;
+        }
+        if let Some(w) = o.wave_width {
+            plan.dispatch.wave_width = w;
+            if k.workgroup_size.is_none() && o.workgroup.is_none() {
+                plan.dispatch.workgroup = Some([w, 1, 1]);
+            }
+        }
+        if let Some(m) = o.max_steps {
+            plan.dispatch.max_steps = m;
+        }
+        plan.dispatch.args = o.args;
+        plan.dumps = o.dumps;
+        plan.device = vec![0; o.device_memory.unwrap_or(DEFAULT_MEMORY)];
+    } else if let Some(case) = path.and_then(|p| case_next_to(p, kernel)) {
+        plan.from =
+            case.path.file_name().map_or("case file".into(), |n| n.to_string_lossy().into_owned());
+        plan.dispatch.grid = case.grid;
+        plan.dispatch.workgroup = case.workgroup.or(plan.dispatch.workgroup);
+        plan.dispatch.args = case.args.clone();
+        let w = case.wave_widths.first().copied().unwrap_or(w);
+        plan.dispatch.wave_width =
+            if settings.wave_width(db) != 0 { plan.dispatch.wave_width } else { w };
+        plan.device = case.initial_memory();
+        match &case.expect {
+            Expectation::Memory(blocks) => {
+                let width = plan.dispatch.wave_width;
+                plan.expect = blocks
+                    .iter()
+                    .filter(|b| b.wave_width.is_none_or(|bw| bw == width))
+                    .cloned()
+                    .collect();
+                plan.dumps = plan
+                    .expect
+                    .iter()
+                    .map(|b| Dump {
+                        offset: b.offset,
+                        elem: b.elem,
+                        count: b.bytes.len() / b.elem.size(),
+                    })
+                    .collect();
+            }
+            Expectation::Trap(t) => plan.expect_trap = Some(t.clone()),
+            Expectation::Error(_) => {}
+        }
+    } else {
+        plan.device = vec![0; DEFAULT_MEMORY];
+        let mut region = 0;
+        for p in &k.params {
+            if p.ty == wave_wbin::ParamType::Ptr {
+                plan.dispatch.args.push((p.name.clone(), region as u32));
+                plan.dumps.push(Dump { offset: region, elem: Elem::U32, count: 16 });
+                region += REGION;
+            }
+        }
+    }
+    for d in &plan.dumps {
+        if d.offset + d.count * d.elem.size() > plan.device.len() {
+            return Err(format!(
+                "a dump of {} {} at {} lies outside the {} bytes of device memory",
+                d.count,
+                d.elem.name(),
+                d.offset,
+                plan.device.len()
+            ));
+        }
+    }
+    Ok(plan)
+}
+
+/// The options of the `; wave-run:` comment inside `range` of `text`, or in the comment lines
+/// just above it.
+fn run_comment(text: &str, range: Range<usize>) -> Option<String> {
+    let find = |line: &str| {
+        let comment = &line[line.find(';')? + 1..];
+        comment.trim_start().strip_prefix("wave-run:").map(|o| o.trim().to_owned())
+    };
+    if let Some(o) = text[range.clone()].lines().find_map(find) {
+        return Some(o);
+    }
+    let before: Vec<&str> = text[..range.start].lines().collect();
+    before.iter().rev().take_while(|l| l.trim_start().starts_with(';')).find_map(|l| find(l))
+}
+
+/// The case file next to `source` that runs `kernel`: `STEM.toml`, or a `.toml` of the same
+/// folder whose `file` is the source.
+fn case_next_to(source: &Path, kernel: &str) -> Option<Case> {
+    let dir = source.parent()?;
+    let name = source.file_name()?;
+    let mut candidates: Vec<PathBuf> = vec![source.with_extension("toml")];
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        let mut others: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .collect();
+        others.sort();
+        candidates.extend(others);
+    }
+    candidates.into_iter().find_map(|p| {
+        let text = std::fs::read_to_string(&p).ok()?;
+        let own = p == source.with_extension("toml");
+        let refers = text.lines().any(|l| {
+            l.split_once('=').is_some_and(|(k, v)| {
+                k.trim() == "file" && v.trim().trim_matches('"') == name.to_string_lossy()
+            })
+        });
+        if !own && !refers {
+            return None;
+        }
+        let case = Case::parse(&p, &text).ok()?;
+        case.kernel.as_deref().is_none_or(|k| k == kernel).then_some(case)
+    })
+}
+
+/// The debugger's launch configuration for a plan (the `wave dap` launch arguments).
+fn launch_json(plan: &RunPlan, path: Option<&Path>) -> String {
+    let d = &plan.dispatch;
+    let dims = |v: [u32; 3]| format!("[{},{},{}]", v[0], v[1], v[2]);
+    let args: Vec<String> = d.args.iter().map(|(n, v)| format!("{}:{v}", json_string(n))).collect();
+    let mut out = format!(
+        "{{\"type\":\"wave\",\"request\":\"launch\",\"name\":{},\"program\":{},\"kernel\":{},\"grid\":{},\"waveWidth\":{},\"args\":{{{}}},\"stopOnEntry\":true",
+        json_string(&format!("Debug {}", plan.kernel)),
+        json_string(&path.map_or(String::new(), |p| p.display().to_string())),
+        json_string(&plan.kernel),
+        dims(d.grid),
+        d.wave_width,
+        args.join(",")
+    );
+    if let Some(w) = d.workgroup {
+        out.push_str(&format!(",\"workgroup\":{}", dims(w)));
+    }
+    out.push('}');
+    out
+}
+
+/// A JSON string literal.
+pub fn json_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Where a trap happened, in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunTrap {
+    /// The emulator's message with its location.
+    pub message: String,
+    /// The 1-based line in the file, when known.
+    pub line: Option<u32>,
+}
+
+/// What a run gave.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunResult {
+    /// The kernel.
+    pub kernel: String,
+    /// Where the dispatch came from.
+    pub from: String,
+    /// The run finished (no trap, not cancelled) and met the case's expectations.
+    pub ok: bool,
+    /// Stopped by cancellation.
+    pub cancelled: bool,
+    /// The trap, if one stopped the run.
+    pub trap: Option<RunTrap>,
+    /// Wave-instructions executed.
+    pub steps: u64,
+    /// Counters: instructions, lane operations, utilisation, by class, memory traffic.
+    pub stats: Vec<(String, String)>,
+    /// Each dump: offset, type and values.
+    pub dumps: Vec<(usize, &'static str, Vec<String>)>,
+    /// Differences from the case's expectations (empty when they hold or there are none).
+    pub mismatches: Vec<String>,
+    /// Warnings about the dispatch.
+    pub warnings: Vec<String>,
+}
+
+impl RunResult {
+    /// The result as JSON (the answer to `wave.run`).
+    pub fn to_json(&self) -> String {
+        let list = |v: &[String]| v.iter().map(|s| json_string(s)).collect::<Vec<_>>().join(",");
+        let trap = self.trap.as_ref().map_or("null".into(), |t| {
+            format!(
+                "{{\"message\":{},\"line\":{}}}",
+                json_string(&t.message),
+                t.line.map_or("null".into(), |l| l.to_string())
+            )
+        });
+        let stats: Vec<String> =
+            self.stats.iter().map(|(k, v)| format!("{}:{v}", json_string(k))).collect();
+        let dumps: Vec<String> = self
+            .dumps
+            .iter()
+            .map(|(o, t, v)| {
+                format!("{{\"offset\":{o},\"type\":\"{t}\",\"values\":[{}]}}", list(v))
+            })
+            .collect();
+        format!(
+            "{{\"kernel\":{},\"from\":{},\"ok\":{},\"cancelled\":{},\"trap\":{trap},\"steps\":{},\"stats\":{{{}}},\"dumps\":[{}],\"mismatches\":[{}],\"warnings\":[{}]}}",
+            json_string(&self.kernel),
+            json_string(&self.from),
+            self.ok,
+            self.cancelled,
+            self.steps,
+            stats.join(","),
+            dumps.join(","),
+            list(&self.mismatches),
+            list(&self.warnings)
+        )
+    }
+
+    /// The result as text for an output panel.
+    pub fn to_text(&self) -> String {
+        let mut out = format!("wave run {} ({})\n", self.kernel, self.from);
+        if self.cancelled {
+            out.push_str(&format!("cancelled after {} wave-instructions\n", self.steps));
+        }
+        if let Some(t) = &self.trap {
+            out.push_str(&format!("trap: {}\n", t.message));
+        }
+        for w in &self.warnings {
+            out.push_str(&format!("warning: {w}\n"));
+        }
+        for (o, t, v) in &self.dumps {
+            out.push_str(&format!("{o} {t}[{}]: {}\n", v.len(), v.join(" ")));
+        }
+        for m in &self.mismatches {
+            out.push_str(&format!("expected: {m}\n"));
+        }
+        for (k, v) in &self.stats {
+            out.push_str(&format!("{k}: {v}\n"));
+        }
+        out
+    }
+}
+
+/// Runs a plan in slices of `slice` wave-instructions, storing the steps so far in `progress`
+/// and stopping early when `cancel` is set.
+pub fn execute(plan: RunPlan, cancel: &AtomicBool, progress: &AtomicU64) -> RunResult {
+    let mut result =
+        RunResult { kernel: plan.kernel.clone(), from: plan.from.clone(), ..Default::default() };
+    let trap = |t: wave_emulator::Trap| RunTrap {
+        line: t.line.map(|l| l + plan.first_line - 1),
+        message: {
+            let mut t = t;
+            t.line = t.line.map(|l| l + plan.first_line - 1);
+            t.to_string()
+        },
+    };
+    let mut session = match wave_emulator::Session::new(&plan.module, &plan.dispatch, plan.device) {
+        Ok(s) => s,
+        Err(t) => {
+            result.trap = Some(trap(t));
+            return result;
+        }
+    };
+    const SLICE: u64 = 1 << 16;
+    let outcome = loop {
+        if cancel.load(Ordering::Relaxed) {
+            result.cancelled = true;
+            break Ok(());
+        }
+        match session.run_until(&[], SLICE) {
+            Ok(wave_emulator::Stop::Finished) => break Ok(()),
+            Ok(_) => progress.store(session.steps(), Ordering::Relaxed),
+            Err(t) => break Err(t),
+        }
+    };
+    result.steps = session.steps();
+    progress.store(result.steps, Ordering::Relaxed);
+    result.warnings = session.warnings();
+    let s = session.stats();
+    result.stats = vec![
+        ("instructions".into(), s.instructions.to_string()),
+        ("lane_ops".into(), s.lane_ops.to_string()),
+        ("utilisation".into(), format!("{:.4}", s.utilisation())),
+        ("alu".into(), s.by_class[0].to_string()),
+        ("memory".into(), s.by_class[1].to_string()),
+        ("wave".into(), s.by_class[2].to_string()),
+        ("control".into(), s.by_class[3].to_string()),
+        ("barrier_waits".into(), s.barrier_waits.to_string()),
+        ("device_read".into(), s.device_bytes[0].to_string()),
+        ("device_written".into(), s.device_bytes[1].to_string()),
+        ("workgroups".into(), s.workgroups.to_string()),
+    ];
+    let device = session.device();
+    for d in &plan.dumps {
+        let values = (0..d.count)
+            .map(|i| {
+                let at = d.offset + i * d.elem.size();
+                device.get(at..at + d.elem.size()).map_or("?".into(), |b| d.elem.show(b))
+            })
+            .collect();
+        result.dumps.push((d.offset, d.elem.name(), values));
+    }
+    match outcome {
+        Err(t) => {
+            let t = trap(t);
+            if let Some(want) = &plan.expect_trap
+                && !t.message.contains(want.as_str())
+            {
+                result.mismatches.push(format!("a trap containing `{want}`"));
+            }
+            result.trap = Some(t);
+        }
+        Ok(()) => {
+            if let Some(want) = &plan.expect_trap {
+                result.mismatches.push(format!("a trap containing `{want}`, but the run finished"));
+            }
+            if !result.cancelled {
+                for b in &plan.expect {
+                    if let Err(e) = wave_conformance::compare(b, device) {
+                        result.mismatches.push(e);
+                    }
+                }
+            }
+        }
+    }
+    result.ok = !result.cancelled
+        && result.mismatches.is_empty()
+        && (result.trap.is_none() || plan.expect_trap.is_some());
+    result
+}
+
+/// A backend preview: the text and, for each generated line, the 1-based line of the WAVE
+/// file it comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Preview {
+    /// The backend.
+    pub target: Target,
+    /// The generated text.
+    pub text: String,
+    /// Per generated line (0-based), the WAVE line (1-based) of its instruction.
+    pub lines: Vec<Option<u32>>,
+    /// Warnings of the backend, as text.
+    pub warnings: Vec<String>,
+}
+
+/// The preview of `kernel` (or the kernel containing byte `offset`, or the first) on `target`.
+pub fn preview(
+    db: &Database,
+    file: SourceFile,
+    kernel: Option<&str>,
+    offset: Option<usize>,
+    target: Target,
+) -> Result<Preview, String> {
+    let layout = kernels(db, file);
+    let span = match (kernel, offset) {
+        (Some(name), _) => layout.kernels.iter().find(|k| k.name == name),
+        (None, Some(o)) => {
+            layout.kernels.iter().find(|k| k.range.contains(&o)).or_else(|| layout.kernels.first())
+        }
+        (None, None) => layout.kernels.first(),
+    }
+    .ok_or_else(|| "no such kernel in this file".to_string())?;
+    let check = check_kernel(db, span.source);
+    if let Some(e) = check.diagnostics.iter().find(|d| d.is_error()) {
+        return Err(format!(
+            "kernel `{}` does not assemble: error[{}] {}",
+            span.name, e.code, e.message
+        ));
+    }
+    let translation = backend(db, span.source, target)
+        .as_ref()
+        .map_err(|e| e.problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; "))?;
+    let first_line = line_of(file.text(db), span.range.start) as u32;
+    let lines = translation
+        .source_map
+        .lines
+        .iter()
+        .map(|o| {
+            let o = (*o)?;
+            let entry = check.module.lines.iter().find(|e| e.offset == o)?;
+            Some(entry.line + first_line - 1)
+        })
+        .collect();
+    Ok(Preview {
+        target,
+        text: translation.text.clone(),
+        lines,
+        warnings: translation.warnings.iter().map(|w| w.message.clone()).collect(),
+    })
+}

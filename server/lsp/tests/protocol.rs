@@ -1,0 +1,295 @@
+//! The server through the protocol, in process: a client writes framed JSON-RPC into an
+//! in-memory pipe, as an editor would.
+
+use serde_json::{Value, json};
+use wave_lsp::harness::Client;
+
+const URI: &str = "file:///tmp/wave-protocol-test/loop.wave";
+
+/// A divergent loop: lane l adds l + 1 to a sum until it passes 10, and stores the sum.
+const LOOP: &str = "; divergent loop
+.kernel divergent
+.param out: ptr
+.workgroup_size 32
+    mov r1, sr_lane_id
+    iadd r4, r1, 1
+    mov_imm r2, 0
+    loop
+        iadd r2, r2, r4
+        icmp.gt p0, r2, 10
+        break p0
+    endloop
+    shift.shl r3, r1, 2
+    iadd r3, out, r3
+    device_store.u32 [r3], r2
+.end
+";
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime")
+}
+
+/// A client that pushes diagnostics (no pull capability) and speaks UTF-16.
+async fn pushing() -> Client {
+    let mut c = Client::start();
+    c.initialize(json!({"window": {"workDoneProgress": true}}), json!({})).await.expect("init");
+    c
+}
+
+/// A client that pulls diagnostics.
+async fn pulling() -> Client {
+    let mut c = Client::start();
+    c.initialize(json!({"textDocument": {"diagnostic": {}}}), json!({})).await.expect("init");
+    c
+}
+
+fn pos(line: u32, character: u32) -> Value {
+    json!({"textDocument": {"uri": URI}, "position": {"line": line, "character": character}})
+}
+
+fn ok(r: std::io::Result<Result<Value, Value>>) -> Value {
+    r.expect("transport").expect("a result, not an error")
+}
+
+#[test]
+fn initialize_advertises_what_is_handled_and_negotiates_utf8() {
+    runtime().block_on(async {
+        let mut c = Client::start();
+        let init = c
+            .initialize(json!({"general": {"positionEncodings": ["utf-8", "utf-16"]}}), json!({}))
+            .await
+            .expect("init");
+        let caps = &init["capabilities"];
+        assert_eq!(caps["positionEncoding"], "utf-8");
+        for key in [
+            "hoverProvider",
+            "completionProvider",
+            "signatureHelpProvider",
+            "definitionProvider",
+            "referencesProvider",
+            "renameProvider",
+            "documentHighlightProvider",
+            "documentSymbolProvider",
+            "workspaceSymbolProvider",
+            "semanticTokensProvider",
+            "foldingRangeProvider",
+            "selectionRangeProvider",
+            "documentFormattingProvider",
+            "documentOnTypeFormattingProvider",
+            "codeActionProvider",
+            "codeLensProvider",
+            "inlayHintProvider",
+            "executeCommandProvider",
+        ] {
+            assert!(!caps[key].is_null(), "{key} missing: {caps}");
+        }
+        assert!(caps["diagnosticProvider"].is_null(), "this client cannot pull: push instead");
+        assert!(caps["callHierarchyProvider"].is_null(), "only what is handled is advertised");
+        c.shutdown().await.expect("shutdown");
+    });
+}
+
+#[test]
+fn diagnostics_are_pushed_with_versions_codes_and_tags() {
+    runtime().block_on(async {
+        let mut c = pushing().await;
+        c.open(URI, &LOOP.replace("iadd r2, r2, r4", "iaddd r2, r2, r4")).await.expect("open");
+        let d = c
+            .wait_for("textDocument/publishDiagnostics", |p| p["uri"] == URI)
+            .await
+            .expect("diagnostics");
+        assert_eq!(d["version"], 1);
+        let items = d["diagnostics"].as_array().expect("list");
+        let e = items.iter().find(|i| i["code"] == "E0101").expect("E0101");
+        assert_eq!(e["severity"], 1);
+        assert_eq!(e["range"]["start"], json!({"line": 8, "character": 8}));
+        // Fix it; the hints of a kernel that assembles appear (an unused parameter is faded).
+        c.change(URI, 2, (8, 8), (8, 13), "iadd").await.expect("change");
+        c.change(URI, 3, (2, 0), (2, 0), ".param unused: u32\n").await.expect("change");
+        let d = c
+            .wait_for("textDocument/publishDiagnostics", |p| p["version"] == 3)
+            .await
+            .expect("diagnostics");
+        let items = d["diagnostics"].as_array().expect("list");
+        assert!(items.iter().all(|i| i["code"] != "E0101"), "{items:?}");
+        let unused = items.iter().find(|i| i["code"] == "H0002").expect("unused parameter hint");
+        assert_eq!(unused["severity"], 4, "a hint");
+        assert_eq!(unused["tags"], json!([1]), "unnecessary");
+        // A stale version is ignored.
+        c.change(URI, 2, (0, 0), (0, 0), "garbage ").await.expect("change");
+        let hover = ok(c.request("textDocument/hover", pos(1, 10)).await);
+        assert!(hover["contents"]["value"].as_str().expect("md").contains(".kernel divergent"));
+    });
+}
+
+#[test]
+fn diagnostics_are_pulled_when_the_client_can() {
+    runtime().block_on(async {
+        let mut c = pulling().await;
+        c.open(URI, &LOOP.replace("break p0", "break p7")).await.expect("open");
+        let doc = json!({"textDocument": {"uri": URI}});
+        let r = ok(c.request("textDocument/diagnostic", doc.clone()).await);
+        assert_eq!(r["kind"], "full");
+        assert!(r["items"].as_array().expect("items").iter().any(|i| i["code"] == "E0111"), "{r}");
+        let id = r["resultId"].clone();
+        let again = ok(c
+            .request(
+                "textDocument/diagnostic",
+                json!({"textDocument": {"uri": URI}, "previousResultId": id}),
+            )
+            .await);
+        assert_eq!(again["kind"], "unchanged");
+        assert!(
+            !c.notifications.iter().any(|(m, _)| m == "textDocument/publishDiagnostics"),
+            "a pulling client is not also pushed to"
+        );
+    });
+}
+
+#[test]
+fn hover_completion_signature_and_highlights() {
+    runtime().block_on(async {
+        let mut c = pushing().await;
+        c.open(URI, LOOP).await.expect("open");
+        // On r2 in `iadd r2, r2, r4`: its last writes (lines are 1-based in text).
+        let h = ok(c.request("textDocument/hover", pos(8, 13)).await);
+        let md = h["contents"]["value"].as_str().expect("markdown");
+        assert!(
+            md.contains("general register 2") && md.contains("line 7: `mov_imm r2, 0`"),
+            "{md}"
+        );
+        // On the mnemonic: the encoding table.
+        let h = ok(c.request("textDocument/hover", pos(8, 9)).await);
+        assert!(h["contents"]["value"].as_str().expect("md").contains("| opcode | 47:40 |"));
+        // Completion after `device_store.`: suffixes.
+        c.change(URI, 2, (15, 0), (15, 0), "    device_store.\n").await.expect("change");
+        let items = ok(c.request("textDocument/completion", pos(15, 17)).await);
+        let labels: Vec<&str> =
+            items.as_array().expect("items").iter().filter_map(|i| i["label"].as_str()).collect();
+        assert!(labels.contains(&"u32") && labels.contains(&"streaming"), "{labels:?}");
+        // Signature help in the second operand.
+        c.change(URI, 3, (15, 0), (16, 0), "    iadd r4, \n").await.expect("change");
+        let s = ok(c.request("textDocument/signatureHelp", pos(15, 13)).await);
+        assert_eq!(s["signatures"][0]["label"], "iadd rd, rs1, rs2|imm");
+        assert_eq!(s["activeParameter"], 1);
+        assert_eq!(s["signatures"][0]["parameters"][1]["label"], json!([9, 12]));
+        // Highlights of r2: written twice, read three times.
+        c.change(URI, 4, (15, 0), (16, 0), "").await.expect("change");
+        let hl = ok(c.request("textDocument/documentHighlight", pos(8, 13)).await);
+        let kinds: Vec<i64> =
+            hl.as_array().expect("list").iter().filter_map(|h| h["kind"].as_i64()).collect();
+        assert_eq!(kinds.iter().filter(|k| **k == 3).count(), 2, "{hl}");
+        assert_eq!(kinds.iter().filter(|k| **k == 2).count(), 3, "{hl}");
+    });
+}
+
+#[test]
+fn semantic_tokens_selection_ranges_symbols_and_on_type_indentation() {
+    runtime().block_on(async {
+        let mut c = pushing().await;
+        c.open(URI, LOOP).await.expect("open");
+        let t = ok(c.request("textDocument/semanticTokens/full", json!({"textDocument": {"uri": URI}})).await);
+        let data: Vec<u64> =
+            t["data"].as_array().expect("data").iter().filter_map(Value::as_u64).collect();
+        assert_eq!(data.len() % 5, 0);
+        // The first token is the comment on line 0; the second `.kernel` on line 1.
+        assert_eq!(&data[..5], &[0, 0, 16, 7, 0]);
+        assert_eq!(&data[5..10], &[1, 0, 7, 1, 0]);
+        let sel = ok(c
+            .request(
+                "textDocument/selectionRange",
+                json!({"textDocument": {"uri": URI}, "positions": [{"line": 9, "character": 16}]}),
+            )
+            .await);
+        // p0 → the statement → the loop → the kernel → the file.
+        let mut depth = 0;
+        let mut node = &sel[0];
+        while !node.is_null() {
+            depth += 1;
+            node = &node["parent"];
+        }
+        assert_eq!(depth, 5, "{sel}");
+        let syms = ok(c.request("workspace/symbol", json!({"query": "dvg"})).await);
+        assert_eq!(syms[0]["name"], "divergent");
+        // Typing Enter after `loop` indents the new line one level deeper.
+        c.change(URI, 2, (7, 8), (7, 8), "\n").await.expect("change");
+        let edits = ok(c
+            .request(
+                "textDocument/onTypeFormatting",
+                json!({"textDocument": {"uri": URI}, "position": {"line": 8, "character": 0}, "ch": "\n", "options": {"tabSize": 4, "insertSpaces": true}}),
+            )
+            .await);
+        assert_eq!(edits[0]["newText"], "        ", "{edits}");
+    });
+}
+
+#[test]
+fn code_actions_fix_did_you_mean_and_unclosed_blocks() {
+    runtime().block_on(async {
+        let mut c = pushing().await;
+        let broken = LOOP.replace("iadd r2, r2, r4", "iaddd r2, r2, r4").replace("    endloop\n", "");
+        c.open(URI, &broken).await.expect("open");
+        let all = json!({"textDocument": {"uri": URI}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 20, "character": 0}}, "context": {"diagnostics": []}});
+        let actions = ok(c.request("textDocument/codeAction", all).await);
+        let titles: Vec<&str> =
+            actions.as_array().expect("list").iter().filter_map(|a| a["title"].as_str()).collect();
+        assert!(titles.contains(&"Replace `iaddd` with `iadd`"), "{titles:?}");
+        let close = actions
+            .as_array()
+            .expect("list")
+            .iter()
+            .find(|a| a["title"] == "Insert the missing `endloop`")
+            .expect("insert endloop");
+        let edit = &close["edit"]["changes"][URI][0];
+        assert_eq!(edit["newText"], "    endloop\n");
+        assert_eq!(edit["range"]["start"], json!({"line": 14, "character": 0}), "before `.end`");
+        assert_eq!(close["kind"], "quickfix");
+    });
+}
+
+#[test]
+fn code_lenses_preview_and_run_in_the_emulator() {
+    runtime().block_on(async {
+        let mut c = pushing().await;
+        c.open(URI, LOOP).await.expect("open");
+        let lenses =
+            ok(c.request("textDocument/codeLens", json!({"textDocument": {"uri": URI}})).await);
+        let titles: Vec<&str> = lenses
+            .as_array()
+            .expect("list")
+            .iter()
+            .filter_map(|l| l["command"]["title"].as_str())
+            .collect();
+        assert!(titles.contains(&"▶ Run in emulator (defaults)"), "{titles:?}");
+        assert!(titles.contains(&"Show PTX") && titles.contains(&"Debug"), "{titles:?}");
+        // The preview, with its map back to WAVE lines.
+        let p = ok(c
+            .request("wave/preview", json!({"textDocument": {"uri": URI}, "target": "ptx"}))
+            .await);
+        let text = p["text"].as_str().expect("text");
+        assert!(text.contains(".entry divergent("), "{text}");
+        let lines = p["lines"].as_array().expect("lines");
+        let store = text.lines().position(|l| l.contains("st.global")).expect("a store");
+        let mapped = (0..=store).rev().find_map(|i| lines[i].as_u64()).expect("mapped");
+        assert_eq!(mapped, 14, "the store comes from line 14 (0-based)");
+        // Run: defaults give `out` its own region and show it.
+        let r = ok(c
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "wave.run", "arguments": [{"uri": URI, "kernel": "divergent"}]}),
+            )
+            .await);
+        assert_eq!(r["ok"], true, "{r}");
+        let values: Vec<String> = r["dumps"][0]["values"]
+            .as_array()
+            .expect("values")
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect();
+        // Lane l adds l + 1 until the sum passes 10.
+        assert_eq!(values.len(), 16);
+        assert_eq!(values[0], "11");
+        assert_eq!(values[3], "12", "lane 3: 4, 8, 12");
+        assert_eq!(values[10], "11");
+    });
+}
