@@ -302,6 +302,16 @@ impl Limit {
             Limit::WorkgroupsPerCore => "workgroups per core (MAX_WORKGROUPS_PER_CORE)",
         }
     }
+
+    /// The resource's name alone (`registers`, `waves per core`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::Registers => "registers",
+            Limit::WavesPerCore => "waves per core",
+            Limit::LocalMemory => "local memory",
+            Limit::WorkgroupsPerCore => "workgroups per core",
+        }
+    }
 }
 
 /// Why a kernel cannot be dispatched on a target (spec 2.6: the dispatch MUST be rejected).

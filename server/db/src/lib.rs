@@ -208,7 +208,7 @@ pub fn occupancy<'db>(
         "R={} · {} waves/core · limited by {}",
         k.registers,
         o.resident_waves,
-        o.limit.describe()
+        o.limit.name()
     );
     if let Some(r) = o.registers_for_next_workgroup {
         let free = u32::from(k.registers).saturating_sub(r);

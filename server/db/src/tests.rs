@@ -80,9 +80,38 @@ fn occupancy_and_preview_follow_the_settings() {
     assert!(ptx.text.contains(".entry a("), "{}", ptx.text);
     let metal = backend(&db, first, wave_backends::Target::Metal).clone().expect("translates");
     assert!(metal.text.contains("kernel void a("), "{}", metal.text);
+    // Registers bind: the hint says how many to free for one more workgroup.
+    let heavy = ".kernel k\n.registers 40\n.workgroup_size 256\n    halt\n.end\n";
+    let file2 = SourceFile::new(&db, "heavy.wave".into(), heavy.into(), 1);
+    let k = kernels(&db, file2).kernels[0].source;
+    assert_eq!(
+        occupancy(&db, k, settings).as_deref(),
+        Some("R=40 · 48 waves/core · limited by registers · free 4 for 56")
+    );
+    // The wave width setting overrides the profile's.
+    settings.set_wave_width(&mut db).to(64);
+    let k = kernels(&db, file2).kernels[0].source;
+    let wide = occupancy(&db, k, settings).clone().expect("hint");
+    assert!(wide.starts_with("R=40 · 24 waves/core"), "{wide}");
     settings.set_target(&mut db).to("no-such-profile".into());
     let first = kernels(&db, file).kernels[0].source;
     assert_eq!(occupancy(&db, first, settings), &None);
+}
+
+#[test]
+fn previews_of_other_kernels_survive_an_edit() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut db = Database::with_log(log.clone());
+    let file = SourceFile::new(&db, "three.wave".into(), THREE.into(), 1);
+    for k in &kernels(&db, file).kernels.clone() {
+        assert!(backend(&db, k.source, wave_backends::Target::Hip).is_ok());
+    }
+    assert_eq!(executed(&log, "backend"), 3);
+    file.set_text(&mut db).to(THREE.replace("mov_imm r1, 3", "mov_imm r1, 33"));
+    for k in &kernels(&db, file).kernels.clone() {
+        assert!(backend(&db, k.source, wave_backends::Target::Hip).is_ok());
+    }
+    assert_eq!(executed(&log, "backend"), 1, "only kernel c is translated again");
 }
 
 #[test]

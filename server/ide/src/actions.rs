@@ -282,7 +282,7 @@ pub fn code_actions(db: &Database, file: SourceFile, range: Range<usize>) -> Vec
 fn close_block(db: &Database, file: SourceFile, d: &FileDiagnostic) -> Option<Action> {
     let text = file.text(db);
     let span = &d.diagnostic.span;
-    let keyword = text.get(span.clone())?.to_ascii_lowercase();
+    let keyword = text.get(span.clone())?.split_whitespace().next()?.to_ascii_lowercase();
     let closer = match keyword.as_str() {
         "if" | "else" => "endif",
         "loop" => "endloop",

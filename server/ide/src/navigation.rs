@@ -1,4 +1,5 @@
-//! Go to definition, find references and rename, for labels and parameters within a kernel.
+//! Go to definition, find references and rename, for labels and parameters within a kernel,
+//! and kernel names.
 
 use std::ops::Range;
 
@@ -40,8 +41,8 @@ fn occurrences(text: &str, name: &str) -> Vec<Range<usize>> {
     out
 }
 
-/// Where the label or parameter at `offset` is defined: the label's `name:` or the
-/// parameter's name in its `.param` line.
+/// Where the label, parameter or kernel at `offset` is defined: the label's `name:`, the
+/// parameter's name in its `.param` line, or the name on the `.kernel` line.
 pub fn definition(db: &Database, file: SourceFile, offset: usize) -> Option<Range<usize>> {
     let text = file.text(db);
     let kernel = kernels(db, file).kernels.iter().find(|k| k.range.contains(&offset))?.clone();
@@ -53,6 +54,12 @@ pub fn definition(db: &Database, file: SourceFile, offset: usize) -> Option<Rang
         let indent = line.len() - trimmed.len();
         if trimmed.strip_prefix(name).is_some_and(|rest| rest.starts_with(':')) {
             return Some(at + indent..at + indent + name.len());
+        }
+        if let Some(rest) = trimmed.strip_prefix(".kernel")
+            && rest.split_whitespace().next() == Some(name)
+        {
+            let i = indent + ".kernel".len() + rest.find(name).unwrap_or(0);
+            return Some(at + i..at + i + name.len());
         }
         if let Some(rest) = trimmed.strip_prefix(".param") {
             let param = rest.split(':').next().unwrap_or("").trim();
@@ -104,7 +111,16 @@ pub fn rename(
     }
     let refs = references(db, file, offset);
     if refs.is_empty() {
-        return Err("only labels and parameters can be renamed".into());
+        return Err("only labels, parameters and kernels can be renamed".into());
+    }
+    // The new name must not already mean something in the kernel, or name another kernel.
+    let text = file.text(db);
+    let layout = kernels(db, file);
+    if let Some(kernel) = layout.kernels.iter().find(|k| k.range.contains(&offset))
+        && (!occurrences(&text[kernel.range.clone()], new_name).is_empty()
+            || layout.kernels.iter().any(|k| k.name == new_name))
+    {
+        return Err(format!("`{new_name}` is already used in this kernel or names a kernel"));
     }
     Ok(refs.into_iter().map(|r| (r, new_name.to_string())).collect())
 }

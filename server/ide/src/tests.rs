@@ -3,8 +3,10 @@
 use wave_db::{Database, SourceFile};
 
 use crate::{
-    CompletionKind, SymbolKind, completions, definition, folding_ranges, format, hover,
-    inlay_hints, references, rename, symbols,
+    ALIAS, Access, ActionKind, CompletionKind, SymbolKind, Tag, UNREACHABLE, UNUSED_LABEL,
+    UNUSED_PARAMETER, code_actions, completions, definition, diagnostics, document_highlights,
+    folding_ranges, format, hover, inlay_hints, on_type_indent, references, rename,
+    selection_ranges, signature_help, symbols,
 };
 
 /// The hover at `$0` in `fixture`, and the text it covers.
@@ -54,7 +56,10 @@ fn no_hover_outside_instructions_or_in_broken_kernels() {
         hover_at(".kernel k\n    ha$0lt\n    iadd r1\n.end\n").is_none(),
         "the kernel has errors"
     );
-    assert!(hover_at(".kernel k\n.param o$0ut: ptr\n    halt\n.end\n").is_none(), "a directive");
+    let (covered, md) =
+        hover_at(".kernel k\n.param o$0ut: ptr\n    halt\n.end\n").expect("the parameter");
+    assert_eq!(covered, "out");
+    assert!(md.contains("parameter 0 of the kernel"), "{md}");
 }
 
 #[test]
@@ -105,7 +110,7 @@ fn format_is_wave_fmt_and_hints_show_occupancy() {
     use salsa::Setter;
     file.set_text(&mut db).to(formatted);
     assert_eq!(format(&db, file), None, "formatted text is left alone");
-    let settings = wave_db::Settings::new(&db, "nvidia".into(), "ptx".into());
+    let settings = wave_db::Settings::new(&db, "nvidia".into(), "ptx".into(), 0, false);
     let hints = inlay_hints(&db, file, settings);
     assert_eq!(hints.len(), 1);
     assert_eq!(
@@ -192,4 +197,264 @@ fn rename_changes_every_use_and_refuses_bad_names() {
     assert!(rename(&db, file, at, "9x").is_err());
     assert!(rename(&db, file, text.find("halt").expect("halt"), "x").is_err());
     assert_eq!(rename(&db, file, text.find("f\n").expect("call f"), "g").expect("label").len(), 2);
+}
+
+/// A database with `fixture` (its `$0` removed) as a file, and the cursor's offset.
+fn at(fixture: &str) -> (Database, SourceFile, usize, String) {
+    let offset = fixture.find("$0").unwrap_or(0);
+    let text = fixture.replace("$0", "");
+    let db = Database::default();
+    let file = SourceFile::new(&db, "t.wave".into(), text.clone(), 1);
+    (db, file, offset, text)
+}
+
+#[test]
+fn hover_on_operands_labels_and_directives() {
+    let md = |f: &str| hover_at(f).map(|(_, md)| md).unwrap_or_default();
+    let reg = md(
+        ".kernel k\n.param out: ptr\n    mov_imm r1, 2\n    iadd r1, r1, 1\n    iadd r2, r$01, 3\n    device_store.u32 out, r2\n.end\n",
+    );
+    assert!(reg.contains("general register 1 (the kernel has R = 3: r0 to r2)"), "{reg}");
+    assert!(reg.contains("- line 3: `mov_imm r1, 2`\n- line 4: `iadd r1, r1, 1`"), "{reg}");
+    let param_reg = md(".kernel k\n.param out: ptr\n    device_store.u32 r$00, r0\n.end\n");
+    assert!(param_reg.contains("Holds the parameter `out: ptr` at entry."), "{param_reg}");
+    let special = md(".kernel k\n    mov r1, sr_lane$0_id\n.end\n");
+    assert!(special.contains("the thread's lane in its wave"), "{special}");
+    let param = md(".kernel k\n.param out: ptr\n    device_store.u32 o$0ut, r0\n.end\n");
+    assert!(
+        param.contains("preloaded into `r0`") && param.contains("Used 1 time by name"),
+        "{param}"
+    );
+    let label = md(".kernel k\n    call f\n    halt\nf$0:\n    return\n.end\n");
+    assert!(label.contains("a function entry") && label.contains("Called from line 2."), "{label}");
+    let directive = md(".kernel k\n.regis$0ters 4\n    halt\n.end\n");
+    assert!(directive.contains("registers per thread"), "{directive}");
+    let pred = md(".kernel k\n    icmp.lt p$01, r1, r2\n.end\n");
+    assert!(pred.contains("predicate register 1"), "{pred}");
+}
+
+#[test]
+fn signature_help_follows_the_operand_being_typed() {
+    let (db, file, offset, _) = at(".kernel k\n    @p0 device_store.u32 [r1 + 4], $0\n.end\n");
+    let sig = signature_help(&db, file, offset).expect("a signature");
+    assert_eq!(sig.label, "device_store [rs1 + offset], rs2");
+    assert_eq!(sig.active, 1, "the comma inside brackets does not count");
+    assert_eq!(&sig.label[sig.parameters[1].clone()], "rs2");
+    let (db, file, offset, _) = at(".kernel k\n    nosuch r1, $0\n.end\n");
+    assert!(signature_help(&db, file, offset).is_none());
+}
+
+#[test]
+fn typing_indents_blocks_like_wave_fmt() {
+    let apply = |text: &str, edits: Vec<(std::ops::Range<usize>, String)>| {
+        let mut t = text.to_string();
+        for (r, s) in edits.into_iter().rev() {
+            t.replace_range(r, &s);
+        }
+        t
+    };
+    // Enter after `if p0`: the new line goes one level deeper.
+    let (db, file, offset, text) = at(".kernel k\n    if p0\n$0\n.end\n");
+    let t = apply(&text, on_type_indent(&db, file, offset, "\n"));
+    assert_eq!(t, ".kernel k\n    if p0\n        \n.end\n");
+    // Finishing `endif` moves it back out.
+    let (db, file, offset, text) = at(".kernel k\n    if p0\n        nop\n        endif$0\n.end\n");
+    let t = apply(&text, on_type_indent(&db, file, offset, "f"));
+    assert_eq!(t, ".kernel k\n    if p0\n        nop\n    endif\n.end\n");
+    // Typing an `f` elsewhere changes nothing.
+    let (db, file, offset, _) = at(".kernel k\n    if p0\n        iadd r1, r1, 0xf$0\n.end\n");
+    assert!(on_type_indent(&db, file, offset, "f").is_empty());
+}
+
+#[test]
+fn selection_grows_from_token_to_block_to_kernel() {
+    let (db, file, offset, text) = at(
+        ".kernel k\n    loop\n        icmp.gt p0, r$02, 10\n        break p0\n    endloop\n.end\n",
+    );
+    let ranges: Vec<&str> =
+        selection_ranges(&db, file, offset).into_iter().map(|r| &text[r]).collect();
+    assert_eq!(ranges[0], "r2");
+    assert_eq!(ranges[1], "icmp.gt p0, r2, 10");
+    assert!(ranges[2].starts_with("loop") && ranges[2].ends_with("endloop"), "{ranges:?}");
+    assert!(ranges[3].starts_with(".kernel k") && ranges[3].ends_with(".end\n"));
+    assert_eq!(ranges.len(), 4, "the kernel is the whole file here: {ranges:?}");
+}
+
+#[test]
+fn highlights_distinguish_reads_and_writes() {
+    let (db, file, offset, text) =
+        at(".kernel k\n    mov_imm r$01, 1\n    iadd r1, r1, r1\n    mov_imm r10, 1\n.end\n");
+    let hl = document_highlights(&db, file, offset);
+    let writes = hl.iter().filter(|(_, a)| *a == Access::Write).count();
+    let reads = hl.iter().filter(|(_, a)| *a == Access::Read).count();
+    assert_eq!((writes, reads), (2, 2), "{hl:?}");
+    assert!(hl.iter().all(|(r, _)| &text[r.clone()] == "r1"), "r10 is another register");
+}
+
+#[test]
+fn hints_are_tagged_and_fixed() {
+    let text = ".kernel k\n.param out: ptr\n.param unused: u32\n    device_load_u32 r2, out\n    shl r2, r2, 1\n    device_store.u32 out, r2\n    halt\n    nop\n    nop\nf:\n    return\n.end\n";
+    let db = Database::default();
+    let file = SourceFile::new(&db, "t.wave".into(), text.into(), 1);
+    let d = diagnostics(&db, file);
+    let by = |code: &str| d.iter().filter(|x| x.diagnostic.code == code).collect::<Vec<_>>();
+    assert_eq!(&text[by(UNUSED_PARAMETER)[0].diagnostic.span.clone()], "unused");
+    assert_eq!(&text[by(UNUSED_LABEL)[0].diagnostic.span.clone()], "f");
+    assert_eq!(&text[by(UNREACHABLE)[0].diagnostic.span.clone()], "nop\n    nop");
+    let aliases = by(ALIAS);
+    assert_eq!(aliases.len(), 2, "{d:?}");
+    assert_eq!(aliases[0].tags, vec![Tag::Deprecated], "the underscore dialect");
+    assert!(aliases[1].tags.is_empty(), "`shl` is a listed alias, not deprecated");
+    assert!(d.iter().all(|x| x.hint));
+    // The quick fixes turn aliases into canonical forms that assemble to the same bytes.
+    let actions = code_actions(&db, file, 0..text.len());
+    let all = actions.iter().find(|a| a.kind == ActionKind::SourceFixAll).expect("fix all");
+    let mut fixed = text.to_string();
+    for (r, s) in all.edits.iter().rev() {
+        fixed.replace_range(r.clone(), s);
+    }
+    assert!(
+        fixed.contains("device_load.u32 r2, out") && fixed.contains("shift.shl r2, r2, 1"),
+        "{fixed}"
+    );
+    let before = wave_asm::assemble(text, "a").module.code;
+    assert_eq!(wave_asm::assemble(&fixed, "b").module.code, before);
+}
+
+#[test]
+fn quick_fixes_close_blocks_and_raise_registers() {
+    let text = ".kernel k\n.registers 4\n    if p0\n        iadd r6, r1, r1\n.end\n";
+    let db = Database::default();
+    let file = SourceFile::new(&db, "t.wave".into(), text.into(), 1);
+    let actions = code_actions(&db, file, 0..text.len());
+    let titles: Vec<&str> = actions.iter().map(|a| a.title.as_str()).collect();
+    assert!(titles.contains(&"Insert the missing `endif`"), "{titles:?}");
+    assert!(titles.contains(&"Raise `.registers` to 7"), "{titles:?}");
+    let mut fixed = text.to_string();
+    let mut edits: Vec<_> = actions
+        .iter()
+        .filter(|a| a.kind == ActionKind::QuickFix)
+        .flat_map(|a| a.edits.clone())
+        .collect();
+    edits.sort_by_key(|(r, _)| r.start);
+    for (r, s) in edits.iter().rev() {
+        fixed.replace_range(r.clone(), s);
+    }
+    assert_eq!(
+        fixed,
+        ".kernel k\n.registers 7\n    if p0\n        iadd r6, r1, r1\n    endif\n.end\n"
+    );
+    assert!(!wave_asm::assemble(&fixed, "t").has_errors());
+    // Every did-you-mean is a quick fix.
+    let (db, file, _, text) = at(".kernel k\n    mov r1, sr_lane_di\n.end\n");
+    let fix =
+        code_actions(&db, file, 0..text.len()).into_iter().find(|a| a.preferred).expect("a fix");
+    assert_eq!(fix.edits[0].1, "sr_lane_id");
+}
+
+#[test]
+fn suffixes_complete_after_a_dot() {
+    let items = complete(".kernel k\n    device_load.u32.$0\n.end\n");
+    let labels: Vec<&str> = items.iter().map(|(l, _)| l.as_str()).collect();
+    assert!(labels.contains(&"streaming") && !labels.contains(&"u32"), "{labels:?}");
+    assert!(items.iter().all(|(_, k)| *k == CompletionKind::Suffix));
+}
+
+#[test]
+fn kernels_can_be_renamed_but_not_onto_a_name_in_use() {
+    let text = ".kernel a\n.param out: ptr\n    halt\n.end\n.kernel b\n    halt\n.end\n";
+    let db = Database::default();
+    let file = SourceFile::new(&db, "t.wave".into(), text.into(), 1);
+    let edits = rename(&db, file, 8, "main").expect("renames the kernel");
+    assert_eq!(edits, vec![(8..9, "main".to_string())]);
+    assert!(rename(&db, file, 8, "b").is_err(), "another kernel's name");
+    assert!(rename(&db, file, 8, "out").is_err(), "a parameter of the kernel");
+}
+
+const ADD: &str = "; wave-run: --grid 2 --workgroup 8 --arg out=64 --arg n=5 --dump 64:u32:16\n.kernel add\n.param out: ptr\n.param n: u32\n    mov r2, sr_thread_id_x\n    mov r3, sr_workgroup_id_x\n    shift.shl r4, r3, 3\n    iadd r2, r2, r4\n    iadd r5, r2, n\n    shift.shl r6, r2, 2\n    iadd r6, out, r6\n    device_store.u32 [r6], r5\n.end\n";
+
+fn settings(db: &Database) -> wave_db::Settings {
+    wave_db::Settings::new(db, "nvidia".into(), "ptx".into(), 0, false)
+}
+
+#[test]
+fn a_wave_run_comment_gives_the_dispatch_and_the_run_shows_memory() {
+    use std::sync::atomic::{AtomicBool, AtomicU64};
+    let db = Database::default();
+    let file = SourceFile::new(&db, "t.wave".into(), ADD.into(), 1);
+    let plan = crate::plan_run(&db, file, "add", None, settings(&db)).expect("a plan");
+    assert_eq!(plan.from, "; wave-run:");
+    assert_eq!(plan.dispatch.grid, [2, 1, 1]);
+    let progress = AtomicU64::new(0);
+    let r = crate::execute(plan, &AtomicBool::new(false), &progress);
+    assert!(r.ok && r.trap.is_none(), "{r:?}");
+    let want: Vec<String> = (5..21).map(|v: u32| v.to_string()).collect();
+    assert_eq!(r.dumps[0].2, want, "thread t stores t + n");
+    assert!(progress.load(std::sync::atomic::Ordering::Relaxed) > 0);
+    assert!(r.to_json().contains("\"ok\":true"));
+    // A bad option is an error that names it, in the lens title too.
+    let bad = ADD.replace("--grid 2", "--grid two");
+    let file = SourceFile::new(&db, "t.wave".into(), bad, 1);
+    let e = crate::plan_run(&db, file, "add", None, settings(&db)).expect_err("bad grid");
+    assert!(e.contains("--grid: `two` is not a positive integer"), "{e}");
+    let lenses = crate::code_lenses(&db, file, None, settings(&db));
+    assert!(lenses[0].title.contains("dispatch error"), "{:?}", lenses[0]);
+}
+
+#[test]
+fn a_case_file_next_to_the_source_gives_dispatch_and_expectations() {
+    use std::sync::atomic::{AtomicBool, AtomicU64};
+    let dir = std::env::temp_dir().join(format!("wave-ide-case-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let source = ADD.lines().skip(1).collect::<Vec<_>>().join("\n") + "\n";
+    std::fs::write(dir.join("add.wave"), &source).expect("source");
+    std::fs::write(
+        dir.join("add.toml"),
+        "name = \"add\"\nfile = \"add.wave\"\n[dispatch]\ngrid = [1, 1, 1]\nworkgroup = [4, 1, 1]\n[args]\nout = 0\nn = 100\n[[expect]]\noffset = 0\nu32 = [100, 101, 102, 7]\n",
+    )
+    .expect("case");
+    let db = Database::default();
+    let file = SourceFile::new(&db, "add.wave".into(), source, 1);
+    let path = dir.join("add.wave");
+    let plan = crate::plan_run(&db, file, "add", Some(&path), settings(&db)).expect("a plan");
+    assert_eq!(plan.from, "add.toml");
+    let r = crate::execute(plan, &AtomicBool::new(false), &AtomicU64::new(0));
+    assert!(!r.ok, "the last value differs from the case");
+    assert_eq!(r.dumps[0].2, ["100", "101", "102", "103"]);
+    assert!(r.mismatches[0].contains("expected 7, got 103"), "{:?}", r.mismatches);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn runs_stop_on_cancel_and_on_the_budget_and_traps_have_file_lines() {
+    use std::sync::atomic::{AtomicBool, AtomicU64};
+    let forever = "; a comment\n\n.kernel spin\n    mov_imm r1, 0\n    loop\n        iadd r1, r1, 1\n    endloop\n.end\n";
+    let db = Database::default();
+    let file = SourceFile::new(&db, "t.wave".into(), forever.into(), 1);
+    let plan = crate::plan_run(&db, file, "spin", None, settings(&db)).expect("a plan");
+    let cancel = AtomicBool::new(true);
+    let r = crate::execute(plan.clone(), &cancel, &AtomicU64::new(0));
+    assert!(r.cancelled && !r.ok);
+    let mut small = plan;
+    small.dispatch.max_steps = 10_000;
+    let r = crate::execute(small, &AtomicBool::new(false), &AtomicU64::new(0));
+    let trap = r.trap.expect("the budget traps");
+    assert!(trap.message.contains("instruction budget exceeded"), "{}", trap.message);
+    assert!(matches!(trap.line, Some(4..=7)), "a line of the loop in the file: {trap:?}");
+}
+
+#[test]
+fn the_preview_maps_generated_lines_to_file_lines() {
+    let db = Database::default();
+    let file = SourceFile::new(&db, "t.wave".into(), ADD.into(), 1);
+    for target in wave_backends::Target::ALL {
+        let p = crate::preview(&db, file, Some("add"), None, target).expect("translates");
+        let store = ADD.lines().position(|l| l.contains("device_store")).expect("store") as u32 + 1;
+        assert!(p.lines.contains(&Some(store)), "{target:?} maps a line to the store");
+        assert_eq!(p.lines.len(), p.text.lines().count());
+    }
+    let broken = SourceFile::new(&db, "b.wave".into(), ".kernel k\n    iaddd r1\n.end\n".into(), 1);
+    let e =
+        crate::preview(&db, broken, None, None, wave_backends::Target::Ptx).expect_err("errors");
+    assert!(e.contains("E0101"), "{e}");
 }
