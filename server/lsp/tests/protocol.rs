@@ -293,3 +293,89 @@ fn code_lenses_preview_and_run_in_the_emulator() {
         assert_eq!(values[10], "11");
     });
 }
+
+const SPIN: &str = ".kernel spin\n    mov_imm r1, 0\n    loop\n        iadd r1, r1, 1\n    endloop\n.end\n";
+
+#[test]
+fn a_run_over_budget_traps_at_its_line_with_progress_reported() {
+    runtime().block_on(async {
+        let mut c = Client::start();
+        c.initialize(json!({"window": {"workDoneProgress": true}}), json!({"wave": {"runBudget": 300000}}))
+            .await
+            .expect("init");
+        c.open(URI, SPIN).await.expect("open");
+        let r = ok(c
+            .request("workspace/executeCommand", json!({"command": "wave.run", "arguments": [{"uri": URI}]}))
+            .await);
+        assert_eq!(r["ok"], false);
+        assert!(r["trap"]["message"].as_str().expect("trap").contains("instruction budget exceeded"), "{r}");
+        // The trap is a diagnostic at the loop's line until the next edit.
+        let d = c
+            .wait_for("textDocument/publishDiagnostics", |p| {
+                p["diagnostics"].as_array().is_some_and(|d| d.iter().any(|i| i["code"] == "trap"))
+            })
+            .await
+            .expect("trap diagnostic");
+        let trap = d["diagnostics"].as_array().expect("list").iter().find(|i| i["code"] == "trap").cloned().expect("trap");
+        assert!((1..=4).contains(&trap["range"]["start"]["line"].as_u64().expect("line")), "{trap}");
+        assert!(
+            c.server_requests.iter().any(|(m, _)| m == "window/workDoneProgress/create"),
+            "a progress token was created"
+        );
+        let progress: Vec<&Value> =
+            c.notifications.iter().filter(|(m, _)| m == "$/progress").map(|(_, p)| p).collect();
+        assert_eq!(progress.first().map(|p| p["value"]["kind"].clone()), Some(json!("begin")));
+        assert_eq!(progress.last().map(|p| p["value"]["kind"].clone()), Some(json!("end")));
+        c.change(URI, 2, (0, 0), (0, 0), "; edited\n").await.expect("change");
+        let d = c.wait_for("textDocument/publishDiagnostics", |p| p["version"] == 2).await.expect("after edit");
+        assert!(d["diagnostics"].as_array().expect("list").iter().all(|i| i["code"] != "trap"));
+    });
+}
+
+#[test]
+fn a_cancelled_run_stops_and_the_server_keeps_answering() {
+    runtime().block_on(async {
+        let mut c = Client::start();
+        c.initialize(json!({}), json!({"runBudget": 100000000000u64})).await.expect("init");
+        c.open(URI, SPIN).await.expect("open");
+        let started = std::time::Instant::now();
+        let id = c
+            .send("workspace/executeCommand", json!({"command": "wave.run", "arguments": [{"uri": URI}]}))
+            .await
+            .expect("send");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        // Other requests are answered while the run goes on.
+        let h = ok(c.request("textDocument/hover", pos(3, 9)).await);
+        assert!(h["contents"]["value"].as_str().expect("md").contains("iadd"));
+        c.notify("$/cancelRequest", json!({"id": id})).await.expect("cancel");
+        let answer = c.response(id).await.expect("a response");
+        let error = answer.expect_err("cancelled");
+        assert_eq!(error["code"], -32800, "RequestCancelled: {error}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        // Unknown commands and bad arguments are errors, not crashes.
+        let e = c
+            .request("workspace/executeCommand", json!({"command": "wave.nope", "arguments": []}))
+            .await
+            .expect("transport")
+            .expect_err("unknown");
+        assert!(e["message"].as_str().expect("message").contains("unknown command"));
+        let e = c
+            .request("workspace/executeCommand", json!({"command": "wave.run", "arguments": [{"uri": URI, "kernel": "nope"}]}))
+            .await
+            .expect("transport")
+            .expect_err("no kernel");
+        assert!(e["message"].as_str().expect("message").contains("no kernel `nope`"), "{e}");
+        let e = c
+            .request("wave/preview", json!({"textDocument": {"uri": URI}, "target": "cuda"}))
+            .await
+            .expect("transport")
+            .expect_err("bad target");
+        assert!(e["message"].as_str().expect("message").contains("unknown target"), "{e}");
+        // Requests on a document that is not open answer nothing.
+        let h = ok(c
+            .request("textDocument/hover", json!({"textDocument": {"uri": "file:///nope.wave"}, "position": {"line": 0, "character": 0}}))
+            .await);
+        assert!(h.is_null());
+        c.shutdown().await.expect("shutdown");
+    });
+}
