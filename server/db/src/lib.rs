@@ -69,9 +69,9 @@ pub struct KernelSpan<'db> {
 pub struct FileLayout<'db> {
     /// The kernels, in order.
     pub kernels: Vec<KernelSpan<'db>>,
-    /// The file with every kernel blanked out (spaces, newlines kept): comments, blank lines
-    /// or mistakes at the same byte offsets as in the file.
-    pub outside: String,
+    /// The byte ranges of the lines outside every kernel (comments, blank lines or
+    /// mistakes), in order, each with its newline.
+    pub outside: Vec<Range<usize>>,
 }
 
 /// Splits a file into kernels: a kernel runs from a line whose first word is `.kernel` to the
@@ -80,7 +80,7 @@ pub struct FileLayout<'db> {
 pub fn kernels<'db>(db: &'db dyn salsa::Database, file: SourceFile) -> FileLayout<'db> {
     let text = file.text(db);
     let mut kernels = Vec::new();
-    let mut outside = String::with_capacity(text.len());
+    let mut outside = Vec::new();
     let mut open: Option<(usize, String)> = None;
     let mut at = 0;
     let close = |kernels: &mut Vec<KernelSpan<'db>>, start: usize, end: usize, name: String| {
@@ -90,23 +90,18 @@ pub fn kernels<'db>(db: &'db dyn salsa::Database, file: SourceFile) -> FileLayou
     for line in text.split_inclusive('\n') {
         let first = line.split_whitespace().next().unwrap_or("");
         let end = at + line.len();
-        let blank: String = line.chars().map(|c| if c == '\n' { '\n' } else { ' ' }).collect();
         if first.eq_ignore_ascii_case(".kernel") {
             if let Some((start, name)) = open.take() {
                 close(&mut kernels, start, at, name);
             }
             let name = line.split_whitespace().nth(1).unwrap_or("").to_string();
             open = Some((at, name));
-            outside.push_str(&blank);
         } else if first.eq_ignore_ascii_case(".end") && open.is_some() {
             if let Some((start, name)) = open.take() {
                 close(&mut kernels, start, end, name);
             }
-            outside.push_str(&blank);
         } else if open.is_none() {
-            outside.push_str(line);
-        } else {
-            outside.push_str(&blank);
+            outside.push(at..end);
         }
         at = end;
     }
@@ -164,18 +159,51 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: SourceFile) -> Vec<Diagn
             out.push(d);
         }
     }
-    // What stands outside every kernel, at its own offsets.
-    if !layout.outside.trim().is_empty() {
-        out.extend(check_outside(db, file).iter().cloned());
+    // What stands outside every kernel, put back at its place in the file.
+    if !outside_text(db, file).trim().is_empty() {
+        let place =
+            |r: &Range<usize>| outside_offset(layout, r.start)..outside_offset(layout, r.end);
+        for d in check_outside(db, file) {
+            let mut d = d.clone();
+            d.span = place(&d.span);
+            for (span, _) in &mut d.labels {
+                *span = place(span);
+            }
+            if let Some(s) = &mut d.suggestion {
+                s.span = place(&s.span);
+            }
+            out.push(d);
+        }
     }
     out.sort_by_key(|d| (d.span.start, d.span.end));
     out
 }
 
+/// The lines outside every kernel (see [`FileLayout::outside`]), joined. Without positions,
+/// so that an edit inside a kernel leaves it equal and the outside is not checked again.
+#[salsa::tracked(returns(ref))]
+pub fn outside_text(db: &dyn salsa::Database, file: SourceFile) -> String {
+    let text = file.text(db);
+    kernels(db, file).outside.iter().map(|r| &text[r.clone()]).collect()
+}
+
+/// The file offset of byte `at` of [`outside_text`] (the pieces are the layout's ranges, in
+/// order).
+fn outside_offset(layout: &FileLayout<'_>, at: usize) -> usize {
+    let mut joined = 0;
+    for r in &layout.outside {
+        if at < joined + r.len() {
+            return r.start + (at - joined);
+        }
+        joined += r.len();
+    }
+    layout.outside.last().map_or(0, |r| r.end)
+}
+
 /// Diagnostics of the text outside every kernel.
 #[salsa::tracked(returns(ref))]
 pub fn check_outside(db: &dyn salsa::Database, file: SourceFile) -> Vec<Diagnostic> {
-    wave_asm::assemble(&kernels(db, file).outside, "outside.wave").diagnostics
+    wave_asm::assemble(outside_text(db, file), "outside.wave").diagnostics
 }
 
 /// A kernel's occupancy on the settings' target profile, as one line (the inlay hint:

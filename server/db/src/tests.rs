@@ -12,7 +12,7 @@ const THREE: &str = "; three kernels\n.kernel a\n.param out: ptr\n    mov_imm r1
 fn executed(log: &Arc<Mutex<Vec<String>>>, query: &str) -> usize {
     let mut log = log.lock().expect("log");
     let n = log.iter().filter(|e| e.starts_with(query)).count();
-    log.clear();
+    log.retain(|e| !e.starts_with(query));
     n
 }
 
@@ -23,12 +23,14 @@ fn an_edit_inside_one_kernel_checks_only_that_kernel() {
     let file = SourceFile::new(&db, "three.wave".into(), THREE.into(), 1);
     assert!(file_diagnostics(&db, file).is_empty());
     assert_eq!(executed(&log, "check_kernel"), 3, "the first run checks every kernel");
+    assert_eq!(executed(&log, "check_outside"), 1, "and the comment outside them");
     // Change an immediate in kernel b, and add a mistake to it.
     let edited = THREE.replace("mov_imm r1, 2", "mov_imm r1, 22\n    iad r2, r1, r1");
     file.set_text(&mut db).to(edited);
     file.set_version(&mut db).to(2);
     let d = file_diagnostics(&db, file).clone();
     assert_eq!(executed(&log, "check_kernel"), 1, "only kernel b is checked again");
+    assert_eq!(executed(&log, "check_outside"), 0, "the text outside kernels did not change");
     assert_eq!(d.len(), 1, "{d:?}");
     let at = THREE
         .replace("mov_imm r1, 2", "mov_imm r1, 22\n    iad r2, r1, r1")

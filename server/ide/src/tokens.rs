@@ -255,16 +255,17 @@ pub(crate) fn token_at(tokens: &[Token], local: usize) -> Option<&Token> {
 /// the comments outside kernels (the semantic tokens).
 pub fn file_tokens(db: &wave_db::Database, file: wave_db::SourceFile) -> Vec<Token> {
     let layout = wave_db::kernels(db, file);
+    let text = file.text(db);
     let mut out = Vec::new();
-    let mut at = 0;
-    for line in layout.outside.split_inclusive('\n') {
+    for r in &layout.outside {
+        let line = &text[r.clone()];
         if let Some(i) = line.find(';') {
             let end = line.trim_end().len();
             if i < end {
+                let at = r.start;
                 out.push(Token { range: at + i..at + end, kind: TokenKind::Comment, stmt: None });
             }
         }
-        at += line.len();
     }
     for k in &layout.kernels {
         let check = wave_db::check_kernel(db, k.source);

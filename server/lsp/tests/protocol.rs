@@ -294,21 +294,31 @@ fn code_lenses_preview_and_run_in_the_emulator() {
     });
 }
 
-const SPIN: &str = ".kernel spin\n    mov_imm r1, 0\n    loop\n        iadd r1, r1, 1\n    endloop\n.end\n";
+const SPIN: &str =
+    ".kernel spin\n    mov_imm r1, 0\n    loop\n        iadd r1, r1, 1\n    endloop\n.end\n";
 
 #[test]
 fn a_run_over_budget_traps_at_its_line_with_progress_reported() {
     runtime().block_on(async {
         let mut c = Client::start();
-        c.initialize(json!({"window": {"workDoneProgress": true}}), json!({"wave": {"runBudget": 300000}}))
-            .await
-            .expect("init");
+        c.initialize(
+            json!({"window": {"workDoneProgress": true}}),
+            json!({"wave": {"runBudget": 300000}}),
+        )
+        .await
+        .expect("init");
         c.open(URI, SPIN).await.expect("open");
         let r = ok(c
-            .request("workspace/executeCommand", json!({"command": "wave.run", "arguments": [{"uri": URI}]}))
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "wave.run", "arguments": [{"uri": URI}]}),
+            )
             .await);
         assert_eq!(r["ok"], false);
-        assert!(r["trap"]["message"].as_str().expect("trap").contains("instruction budget exceeded"), "{r}");
+        assert!(
+            r["trap"]["message"].as_str().expect("trap").contains("instruction budget exceeded"),
+            "{r}"
+        );
         // The trap is a diagnostic at the loop's line until the next edit.
         let d = c
             .wait_for("textDocument/publishDiagnostics", |p| {
@@ -316,8 +326,17 @@ fn a_run_over_budget_traps_at_its_line_with_progress_reported() {
             })
             .await
             .expect("trap diagnostic");
-        let trap = d["diagnostics"].as_array().expect("list").iter().find(|i| i["code"] == "trap").cloned().expect("trap");
-        assert!((1..=4).contains(&trap["range"]["start"]["line"].as_u64().expect("line")), "{trap}");
+        let trap = d["diagnostics"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .find(|i| i["code"] == "trap")
+            .cloned()
+            .expect("trap");
+        assert!(
+            (1..=4).contains(&trap["range"]["start"]["line"].as_u64().expect("line")),
+            "{trap}"
+        );
         assert!(
             c.server_requests.iter().any(|(m, _)| m == "window/workDoneProgress/create"),
             "a progress token was created"
@@ -327,7 +346,10 @@ fn a_run_over_budget_traps_at_its_line_with_progress_reported() {
         assert_eq!(progress.first().map(|p| p["value"]["kind"].clone()), Some(json!("begin")));
         assert_eq!(progress.last().map(|p| p["value"]["kind"].clone()), Some(json!("end")));
         c.change(URI, 2, (0, 0), (0, 0), "; edited\n").await.expect("change");
-        let d = c.wait_for("textDocument/publishDiagnostics", |p| p["version"] == 2).await.expect("after edit");
+        let d = c
+            .wait_for("textDocument/publishDiagnostics", |p| p["version"] == 2)
+            .await
+            .expect("after edit");
         assert!(d["diagnostics"].as_array().expect("list").iter().all(|i| i["code"] != "trap"));
     });
 }
