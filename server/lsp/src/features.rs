@@ -400,6 +400,7 @@ pub(crate) fn completion(
 ) -> CompletionResponse {
     let items = wave_ide::completions(&s.db, doc.file, index.offset(position))
         .into_iter()
+        .filter(|c| s.snippets || c.kind != wave_ide::CompletionKind::Snippet)
         .map(|c| {
             let snippet = c.kind == wave_ide::CompletionKind::Snippet;
             CompletionItem {

@@ -45,6 +45,8 @@ pub(crate) struct State {
     pull_diagnostics: bool,
     /// The client shows `window/workDoneProgress`.
     progress: bool,
+    /// The client expands snippets in completions.
+    snippets: bool,
     /// Cancel flags of runs in flight, by progress token.
     runs: HashMap<String, Arc<AtomicBool>>,
 }
@@ -102,6 +104,7 @@ impl Backend {
                 run_budget: wave_ide::DEFAULT_RUN_BUDGET,
                 pull_diagnostics: false,
                 progress: false,
+                snippets: false,
                 runs: HashMap::new(),
             }),
             next_token: AtomicU64::new(1),
@@ -299,10 +302,19 @@ impl LanguageServer for Backend {
             params.capabilities.text_document.as_ref().is_some_and(|t| t.diagnostic.is_some());
         let progress =
             params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
+        let snippets = params
+            .capabilities
+            .text_document
+            .as_ref()
+            .and_then(|t| t.completion.as_ref())
+            .and_then(|c| c.completion_item.as_ref())
+            .and_then(|i| i.snippet_support)
+            .unwrap_or(false);
         self.with_state(|s| {
             s.encoding = encoding;
             s.pull_diagnostics = pull;
             s.progress = progress;
+            s.snippets = snippets;
             if let Some(options) = &params.initialization_options {
                 apply_settings(s, options);
             }
