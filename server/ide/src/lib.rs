@@ -11,6 +11,7 @@ mod at;
 mod completion;
 mod editing;
 mod hover;
+mod liveness;
 mod navigation;
 mod outline;
 mod run;
@@ -25,6 +26,7 @@ pub use editing::{
     Access, Signature, document_highlights, on_type_indent, selection_ranges, signature_help,
 };
 pub use hover::{Hover, hover};
+pub use liveness::kernel_liveness;
 pub use navigation::{definition, references, rename};
 pub use outline::{Symbol, SymbolKind, folding_ranges, format, inlay_hints, symbols};
 pub use run::{

@@ -118,17 +118,25 @@ pub fn format(db: &Database, file: SourceFile) -> Option<String> {
     wave_asm::format(text).ok().filter(|f| f != text)
 }
 
-/// Per kernel, the occupancy on the settings' target, shown at the end of its `.kernel` line.
+/// Per kernel, the occupancy on the settings' target, shown at the end of its `.kernel` line;
+/// with the `live_registers` setting, also the registers live after each instruction
+/// (`live 5`) at the end of its line.
 pub fn inlay_hints(db: &Database, file: SourceFile, settings: Settings) -> Vec<(usize, String)> {
     let text = file.text(db);
-    kernels(db, file)
-        .kernels
-        .iter()
-        .filter_map(|k| {
-            let hint = occupancy(db, k.source, settings).clone()?;
-            let line_end =
-                text[k.range.clone()].find('\n').map_or(k.range.end, |i| k.range.start + i);
-            Some((line_end, hint))
-        })
-        .collect()
+    let mut out = Vec::new();
+    for k in &kernels(db, file).kernels {
+        let line_end = text[k.range.clone()].find('\n').map_or(k.range.end, |i| k.range.start + i);
+        if let Some(hint) = occupancy(db, k.source, settings).clone() {
+            out.push((line_end, hint));
+        }
+        if settings.live_registers(db) {
+            for (end, n) in crate::liveness::kernel_liveness(db, k.source) {
+                let at = k.range.start + end;
+                let eol = text[at..].find('\n').map_or(text.len(), |i| at + i);
+                out.push((eol, format!("live {n}")));
+            }
+        }
+    }
+    out.sort_by_key(|(at, _)| *at);
+    out
 }

@@ -458,3 +458,31 @@ fn the_preview_maps_generated_lines_to_file_lines() {
         crate::preview(&db, broken, None, None, wave_backends::Target::Ptx).expect_err("errors");
     assert!(e.contains("E0101"), "{e}");
 }
+
+#[test]
+fn live_register_hints_follow_values_through_blocks_and_loops() {
+    use salsa::Setter;
+    let text = ".kernel k\n.param out: ptr\n    mov r1, sr_lane_id\n    mov_imm r2, 0\n    loop\n        iadd r2, r2, r1\n        icmp.gt p0, r2, 10\n        break p0\n    endloop\n    device_store.u32 out, r2\n.end\n";
+    let mut db = Database::default();
+    let file = SourceFile::new(&db, "t.wave".into(), text.into(), 1);
+    let settings = wave_db::Settings::new(&db, "nvidia".into(), "ptx".into(), 0, false);
+    assert!(inlay_hints(&db, file, settings).iter().all(|(_, h)| !h.starts_with("live")));
+    settings.set_live_registers(&mut db).to(true);
+    let live: Vec<(&str, String)> = inlay_hints(&db, file, settings)
+        .into_iter()
+        .filter(|(_, h)| h.starts_with("live"))
+        .map(|(at, h)| (text[..at].lines().last().unwrap_or("").trim(), h))
+        .collect();
+    let want = [
+        ("mov r1, sr_lane_id", "live 2"), // out, r1
+        ("mov_imm r2, 0", "live 3"),      // out, r1, r2
+        ("loop", "live 3"),
+        ("iadd r2, r2, r1", "live 3"),
+        ("icmp.gt p0, r2, 10", "live 3"), // the loop goes on: r1 and r2 stay live
+        ("break p0", "live 3"),
+        ("endloop", "live 3"),
+        ("device_store.u32 out, r2", "live 0"),
+    ];
+    let got: Vec<(&str, &str)> = live.iter().map(|(l, h)| (*l, h.as_str())).collect();
+    assert_eq!(got, want);
+}
