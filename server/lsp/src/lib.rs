@@ -685,3 +685,21 @@ pub fn run_stdio() -> std::io::Result<()> {
     });
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_in_a_handler_is_an_error_answer_and_the_server_goes_on() {
+        let (service, _socket) = LspService::new(Backend::new);
+        let backend = service.inner();
+        let prior = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let answer = backend.with_state(|_| -> u32 { panic!("a bug in a handler") });
+        std::panic::set_hook(prior);
+        assert_eq!(answer, Err(Error::internal_error()));
+        // The state is still usable (the poisoned lock is recovered).
+        assert_eq!(backend.with_state(|s| s.documents.len()), Ok(0));
+    }
+}
