@@ -11,7 +11,11 @@ fn word_at(text: &str, offset: usize) -> Option<(Range<usize>, &str)> {
     if offset > text.len() || !text.is_char_boundary(offset) {
         return None;
     }
-    let start = text[..offset].rfind(|c: char| !is_ident(c)).map_or(0, |i| i + 1);
+    let start = text[..offset]
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !is_ident(*c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let end = text[offset..].find(|c: char| !is_ident(c)).map_or(text.len(), |i| offset + i);
     (start < end).then(|| (start..end, &text[start..end]))
 }
@@ -47,6 +51,11 @@ pub fn definition(db: &Database, file: SourceFile, offset: usize) -> Option<Rang
     let text = file.text(db);
     let kernel = kernels(db, file).kernels.iter().find(|k| k.range.contains(&offset))?.clone();
     let (_, name) = word_at(text, offset)?;
+    // Nothing in a comment is a name.
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    if text[line_start..offset].contains(';') {
+        return None;
+    }
     let body = &text[kernel.range.clone()];
     let mut at = kernel.range.start;
     for line in body.split_inclusive('\n') {

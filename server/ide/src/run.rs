@@ -131,6 +131,8 @@ pub struct RunPlan {
     pub expect_trap: Option<String>,
     /// The 1-based file line of the kernel's first line (module lines are relative to it).
     pub first_line: u32,
+    /// The case file the dispatch came from, if one did.
+    pub case: Option<PathBuf>,
 }
 
 /// The default instruction budget of an editor run, in wave-instructions.
@@ -179,6 +181,7 @@ pub fn plan_run(
         expect_trap: None,
         first_line,
         module: module.clone(),
+        case: None,
     };
     if k.workgroup_size.is_none() {
         plan.dispatch.workgroup = Some([w, 1, 1]);
@@ -207,6 +210,7 @@ pub fn plan_run(
     } else if let Some(case) = path.and_then(|p| case_next_to(p, kernel)) {
         plan.from =
             case.path.file_name().map_or("case file".into(), |n| n.to_string_lossy().into_owned());
+        plan.case = Some(case.path.clone());
         plan.dispatch.grid = case.grid;
         plan.dispatch.workgroup = case.workgroup.or(plan.dispatch.workgroup);
         plan.dispatch.args = case.args.clone();
@@ -304,8 +308,11 @@ fn case_next_to(source: &Path, kernel: &str) -> Option<Case> {
     })
 }
 
-/// The debugger's launch configuration for a plan (the `wave dap` launch arguments).
+/// The debugger's launch configuration for a plan (the `wave dap` launch arguments): the case
+/// file as the program when the dispatch comes from one (its memory comes with it), else the
+/// source with the dispatch spelled out.
 fn launch_json(plan: &RunPlan, path: Option<&Path>) -> String {
+    let path = plan.case.as_deref().or(path);
     let d = &plan.dispatch;
     let dims = |v: [u32; 3]| format!("[{},{},{}]", v[0], v[1], v[2]);
     let args: Vec<String> = d.args.iter().map(|(n, v)| format!("{}:{v}", json_string(n))).collect();

@@ -361,6 +361,21 @@ fn suffixes_complete_after_a_dot() {
 }
 
 #[test]
+fn navigation_next_to_a_multibyte_character_does_not_panic() {
+    // Found by the `ide` fuzz target: a word boundary just after `ғ` (two bytes).
+    let text = ".kernel k\n.param out: ptr\n    iadd r1, out, 1 ; ғout\n.end\n";
+    let db = Database::default();
+    let file = SourceFile::new(&db, "t.wave".into(), text.into(), 1);
+    let after = text.find('ғ').expect("ғ") + 'ғ'.len_utf8();
+    for offset in after..after + 4 {
+        let _ = definition(&db, file, offset);
+        let _ = references(&db, file, offset);
+        let _ = rename(&db, file, offset, "x");
+    }
+    assert_eq!(definition(&db, file, after + 1), None, "`ғout` is no parameter name");
+}
+
+#[test]
 fn kernels_can_be_renamed_but_not_onto_a_name_in_use() {
     let text = ".kernel a\n.param out: ptr\n    halt\n.end\n.kernel b\n    halt\n.end\n";
     let db = Database::default();
@@ -418,6 +433,13 @@ fn a_case_file_next_to_the_source_gives_dispatch_and_expectations() {
     let path = dir.join("add.wave");
     let plan = crate::plan_run(&db, file, "add", Some(&path), settings(&db)).expect("a plan");
     assert_eq!(plan.from, "add.toml");
+    let lenses = crate::code_lenses(&db, file, Some(&path), settings(&db));
+    let debug = lenses.iter().find_map(|l| match &l.command {
+        crate::LensCommand::Debug { launch, .. } => Some(launch.clone()),
+        _ => None,
+    });
+    let launch = debug.expect("a Debug lens");
+    assert!(launch.contains("add.toml") && launch.contains("\"n\":100"), "{launch}");
     let r = crate::execute(plan, &AtomicBool::new(false), &AtomicU64::new(0));
     assert!(!r.ok, "the last value differs from the case");
     assert_eq!(r.dumps[0].2, ["100", "101", "102", "103"]);

@@ -167,6 +167,29 @@ pub(crate) fn record_run(
     before != 0 || !doc.run_diagnostics.is_empty()
 }
 
+/// A run in one line for `window/showMessage`, with its severity.
+pub(crate) fn run_summary(r: &wave_ide::RunResult) -> (MessageType, String) {
+    let head = format!("wave run {} ({})", r.kernel, r.from);
+    if r.cancelled {
+        (MessageType::WARNING, format!("{head}: cancelled after {} wave-instructions", r.steps))
+    } else if let Some(t) = r.trap.as_ref().filter(|_| !r.ok) {
+        (MessageType::ERROR, format!("{head}: trap: {}", t.message))
+    } else if let Some(m) = r.mismatches.first() {
+        (MessageType::ERROR, format!("{head}: differs from the case: {m}"))
+    } else {
+        let dump = r.dumps.first().map_or(String::new(), |(o, t, v)| {
+            let shown: Vec<&str> = v.iter().take(8).map(String::as_str).collect();
+            format!(
+                "; {o} {t}[{}]: {}{}",
+                v.len(),
+                shown.join(" "),
+                if v.len() > 8 { " …" } else { "" }
+            )
+        });
+        (MessageType::INFO, format!("{head}: ok, {} wave-instructions{dump}", r.steps))
+    }
+}
+
 /// `wave/preview` (and the `wave.preview` command).
 pub(crate) fn preview(s: &State, uri: &Uri, params: &LSPAny) -> Result<LSPAny, String> {
     let doc = s.documents.get(uri).ok_or("the document is not open")?;

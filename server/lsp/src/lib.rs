@@ -281,6 +281,10 @@ impl Backend {
         if changed {
             self.refresh_diagnostics(Some(uri)).await;
         }
+        // Every client shows these: the whole result in its log, a summary as a message.
+        self.client.log_message(MessageType::INFO, result.to_text()).await;
+        let (kind, summary) = features::run_summary(&result);
+        self.client.show_message(kind, summary).await;
         let text = result.to_json();
         Ok(Some(serde_json::from_str(&text).map_err(|_| Error::internal_error())?))
     }

@@ -291,6 +291,13 @@ fn code_lenses_preview_and_run_in_the_emulator() {
         assert_eq!(values[0], "11");
         assert_eq!(values[3], "12", "lane 3: 4, 8, 12");
         assert_eq!(values[10], "11");
+        // Every client shows the result: the summary as a message, the whole in the log.
+        let shown = c.wait_for("window/showMessage", |_| true).await.expect("a message");
+        let message = shown["message"].as_str().expect("text");
+        assert!(message.starts_with("wave run divergent (defaults): ok, "), "{message}");
+        assert!(message.contains("0 u32[16]: 11 12 12 12 15"), "{message}");
+        let log = c.wait_for("window/logMessage", |_| true).await.expect("a log");
+        assert!(log["message"].as_str().expect("text").contains("instructions: "), "{log}");
     });
 }
 
