@@ -50,6 +50,22 @@ pub fn parse_arg(text: &str) -> Result<(String, u32), String> {
     Ok((name.trim().to_owned(), bits))
 }
 
+/// A JSON string literal (for `wave run --json` and the language server's run results).
+pub fn json_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// What `--dump OFFSET:TYPE:COUNT` asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dump {

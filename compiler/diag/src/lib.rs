@@ -53,6 +53,20 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// The same diagnostic with every span (primary, labels, suggestion) moved by `f`: how a
+    /// diagnostic of a piece of a file is placed in the whole file.
+    pub fn moved(&self, f: impl Fn(&Span) -> Span) -> Diagnostic {
+        let mut d = self.clone();
+        d.span = f(&d.span);
+        for (span, _) in &mut d.labels {
+            *span = f(span);
+        }
+        if let Some(s) = &mut d.suggestion {
+            s.span = f(&s.span);
+        }
+        d
+    }
+
     /// An error with `code` at `span`.
     pub fn error(code: &'static str, span: Span, message: impl Into<String>) -> Self {
         Self::new(Severity::Error, code, span, message)

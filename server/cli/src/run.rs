@@ -4,7 +4,9 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use wave_conformance::options::{Dump, parse_arg, parse_dims, parse_dump, parse_number};
+use wave_conformance::options::{
+    Dump, json_string, parse_arg, parse_dims, parse_dump, parse_number,
+};
 use wave_conformance::{Case, Elem, Expectation};
 
 use crate::report::Reporter;
@@ -58,23 +60,6 @@ pub(crate) struct RunArgs {
 
 fn usage(message: impl Into<String>) -> Failure {
     Failure::Usage(message.into())
-}
-
-fn json_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {

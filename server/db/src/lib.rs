@@ -5,7 +5,13 @@
 //! interned without its position ([`KernelSource`]), so an edit inside one kernel leaves the
 //! others' keys equal and only that kernel's queries run again ([`check_kernel`],
 //! [`occupancy`], [`backend`]). File-level answers ([`file_diagnostics`]) put the per-kernel
-//! results back at their place in the file. Everything here wraps the pure crates; no LSP
+//! results back at their place in the file.
+//!
+//! Memory stays bounded over a long editing session, which interns a new kernel text per
+//! keystroke: per-kernel queries keep at most 4,096 results each (`lru`, least recently used
+//! first out), and salsa reclaims interned texts unused for 3 revisions.
+//!
+//! Everything here wraps the pure crates; no LSP
 //! types (positions stay byte offsets).
 
 // salsa's macros generate accessors and constructors without doc comments.
@@ -127,7 +133,7 @@ pub struct KernelCheck {
 }
 
 /// Assembles one kernel on its own.
-#[salsa::tracked(returns(ref))]
+#[salsa::tracked(returns(ref), lru = 4096)]
 pub fn check_kernel<'db>(db: &'db dyn salsa::Database, kernel: KernelSource<'db>) -> KernelCheck {
     let assembly = wave_asm::assemble(kernel.text(db), "kernel.wave");
     let ok = !assembly.has_errors();
@@ -147,33 +153,13 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: SourceFile) -> Vec<Diagn
     let mut out = Vec::new();
     for k in &layout.kernels {
         let shift = |r: &Range<usize>| r.start + k.range.start..r.end + k.range.start;
-        for d in &check_kernel(db, k.source).diagnostics {
-            let mut d = d.clone();
-            d.span = shift(&d.span);
-            for (span, _) in &mut d.labels {
-                *span = shift(span);
-            }
-            if let Some(s) = &mut d.suggestion {
-                s.span = shift(&s.span);
-            }
-            out.push(d);
-        }
+        out.extend(check_kernel(db, k.source).diagnostics.iter().map(|d| d.moved(shift)));
     }
     // What stands outside every kernel, put back at its place in the file.
     if !outside_text(db, file).trim().is_empty() {
         let place =
             |r: &Range<usize>| outside_offset(layout, r.start)..outside_offset(layout, r.end);
-        for d in check_outside(db, file) {
-            let mut d = d.clone();
-            d.span = place(&d.span);
-            for (span, _) in &mut d.labels {
-                *span = place(span);
-            }
-            if let Some(s) = &mut d.suggestion {
-                s.span = place(&s.span);
-            }
-            out.push(d);
-        }
+        out.extend(check_outside(db, file).iter().map(|d| d.moved(place)));
     }
     out.sort_by_key(|d| (d.span.start, d.span.end));
     out
@@ -209,7 +195,7 @@ pub fn check_outside(db: &dyn salsa::Database, file: SourceFile) -> Vec<Diagnost
 /// A kernel's occupancy on the settings' target profile, as one line (the inlay hint:
 /// `R=24 · 10 waves/core · limited by registers · free 4 for 12`), or `None` when the kernel
 /// has errors or the profile is unknown.
-#[salsa::tracked(returns(ref))]
+#[salsa::tracked(returns(ref), lru = 4096)]
 pub fn occupancy<'db>(
     db: &'db dyn salsa::Database,
     kernel: KernelSource<'db>,
@@ -247,7 +233,7 @@ pub fn occupancy<'db>(
 
 /// A kernel's code for `target`, or the backend's problems. Every preview of a kernel on a
 /// target is computed once per kernel text.
-#[salsa::tracked(returns(ref))]
+#[salsa::tracked(returns(ref), lru = 4096)]
 pub fn backend<'db>(
     db: &'db dyn salsa::Database,
     kernel: KernelSource<'db>,

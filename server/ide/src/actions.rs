@@ -50,7 +50,7 @@ fn tags(code: &str, deprecated: bool) -> Vec<Tag> {
 /// The editor's hints for one kernel that assembles (spans relative to its text): unused
 /// labels and parameters, aliases, unreachable code; each with whether it marks a deprecated
 /// spelling. Memoized per kernel text.
-#[salsa::tracked(returns(ref))]
+#[salsa::tracked(returns(ref), lru = 4096)]
 pub fn kernel_hints<'db>(
     db: &'db dyn salsa::Database,
     kernel: KernelSource<'db>,
@@ -185,12 +185,8 @@ pub fn diagnostics(db: &Database, file: SourceFile) -> Vec<FileDiagnostic> {
         .collect();
     for k in &kernels(db, file).kernels {
         for (d, deprecated) in kernel_hints(db, k.source) {
-            let mut d = d.clone();
             let shift = k.range.start;
-            d.span = d.span.start + shift..d.span.end + shift;
-            if let Some(s) = &mut d.suggestion {
-                s.span = s.span.start + shift..s.span.end + shift;
-            }
+            let d = d.moved(|r| r.start + shift..r.end + shift);
             let tags = tags(d.code, *deprecated);
             out.push(FileDiagnostic { diagnostic: d, hint: true, tags });
         }

@@ -26,7 +26,7 @@ fn count(set: &Set) -> u32 {
 
 /// For each instruction of a kernel that assembles: the end of its statement (an offset in the
 /// kernel's text) and the number of registers live after it.
-#[salsa::tracked(returns(ref))]
+#[salsa::tracked(returns(ref), lru = 4096)]
 pub fn kernel_liveness<'db>(
     db: &'db dyn salsa::Database,
     kernel: KernelSource<'db>,

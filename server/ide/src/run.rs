@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use wave_backends::Target;
-use wave_conformance::options::{Dump, parse_run_options};
+use wave_conformance::options::{Dump, json_string, parse_run_options};
 use wave_conformance::{Block, Case, Elem, Expectation};
 use wave_db::{Database, Settings, SourceFile, backend, check_kernel, kernels};
 
@@ -329,22 +329,6 @@ fn launch_json(plan: &RunPlan, path: Option<&Path>) -> String {
         out.push_str(&format!(",\"workgroup\":{}", dims(w)));
     }
     out.push('}');
-    out
-}
-
-/// A JSON string literal.
-pub fn json_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
     out
 }
 
