@@ -68,6 +68,8 @@ enum Command {
     Emit(emit::EmitArgs),
     /// The language server, on standard input and output.
     Lsp,
+    /// The debug adapter (Debug Adapter Protocol), on standard input and output.
+    Dap,
     /// Run test cases (files or folders, recursively); ends with `N passed, N failed`.
     Test {
         /// Case files or folders.
@@ -122,6 +124,8 @@ fn main() -> ExitCode {
         Command::Emit(args) => emit::emit(&reporter, args),
         Command::Lsp => wave_lsp::run_stdio()
             .map_err(|e| Failure::Usage(format!("the language server stopped: {e}"))),
+        Command::Dap => wave_dap::run_stdio()
+            .map_err(|e| Failure::Usage(format!("the debug adapter stopped: {e}"))),
         Command::Test { paths } => run::test(&paths),
         Command::Info { file, target, workgroup, list_targets } => {
             info::run(&reporter, file.as_deref(), &target, workgroup.as_deref(), list_targets)

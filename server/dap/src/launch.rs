@@ -1,0 +1,310 @@
+//! The launch configuration: what to debug and with which dispatch.
+//!
+//! `program` is a `.wave` file, a `.wbin`, or a case `.toml`. The other keys say the same as
+//! in the case format (`spec/testcase.md`) and override a case file's values: `kernel`, `grid`,
+//! `workgroup`, `waveWidth`, `args` (by parameter name), `memory` (a list of `{offset, u32:
+//! [...]}` blocks), `deviceMemory`; plus `targetProfile`, `stopOnEntry` and `maxSteps`. The
+//! configuration is turned into a case document and read by the case reader, so its checks
+//! and messages are the same as `wave test`'s.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+use toml::Value as Toml;
+
+/// A program ready to debug.
+pub struct Program {
+    /// The module.
+    pub module: wave_wbin::Module,
+    /// The dispatch.
+    pub dispatch: wave_emulator::Dispatch,
+    /// Device memory before the run.
+    pub device: Vec<u8>,
+    /// The source file shown to the user, if there is one.
+    pub source: Option<PathBuf>,
+    /// Added to a line of the module's line table to get the line in `source` (a case file's
+    /// inline source starts some lines into the case file).
+    pub line_offset: u32,
+    /// Stop before the first instruction.
+    pub stop_on_entry: bool,
+    /// Warnings to show in the debug console.
+    pub warnings: Vec<String>,
+}
+
+const KNOWN: [&str; 16] = [
+    "program",
+    "kernel",
+    "grid",
+    "workgroup",
+    "waveWidth",
+    "targetProfile",
+    "args",
+    "memory",
+    "deviceMemory",
+    "stopOnEntry",
+    "maxSteps",
+    // Set by clients, not ours.
+    "type",
+    "request",
+    "name",
+    "cwd",
+    "noDebug",
+];
+
+fn to_toml(v: &Json, at: &str) -> Result<Toml, String> {
+    Ok(match v {
+        Json::Bool(b) => Toml::Boolean(*b),
+        Json::Number(n) => match n.as_i64() {
+            Some(i) => Toml::Integer(i),
+            None => Toml::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Json::String(s) => Toml::String(s.clone()),
+        Json::Array(a) => {
+            Toml::Array(a.iter().map(|x| to_toml(x, at)).collect::<Result<Vec<_>, _>>()?)
+        }
+        Json::Object(o) => {
+            let mut t = toml::Table::new();
+            for (k, x) in o {
+                t.insert(k.clone(), to_toml(x, &format!("{at}.{k}"))?);
+            }
+            Toml::Table(t)
+        }
+        Json::Null => return Err(format!("`{at}` is null")),
+    })
+}
+
+/// `[x, y, z]`, `[x]` or a number.
+fn dims(v: &Json, key: &str) -> Result<Toml, String> {
+    let list: Vec<Json> = match v {
+        Json::Number(_) => vec![v.clone(), Json::from(1), Json::from(1)],
+        Json::Array(a) if (1..=3).contains(&a.len()) => {
+            let mut a = a.clone();
+            a.resize(3, Json::from(1));
+            a
+        }
+        _ => {
+            return Err(format!(
+                "`{key}` must be a number or a list of 1 to 3 numbers, like [4, 1, 1]"
+            ));
+        }
+    };
+    to_toml(&Json::Array(list), key)
+}
+
+/// Reads the launch arguments of a `launch` request.
+pub fn load(args: &Json) -> Result<Program, String> {
+    let Some(obj) = args.as_object() else {
+        return Err("the launch arguments must be an object".into());
+    };
+    let mut warnings = Vec::new();
+    for key in obj.keys() {
+        if !KNOWN.contains(&key.as_str()) && !key.starts_with("__") {
+            warnings.push(format!(
+                "launch configuration: `{key}` is not a setting of the WAVE debugger and is ignored"
+            ));
+        }
+    }
+    let program = obj
+        .get("program")
+        .and_then(Json::as_str)
+        .filter(|p| !p.is_empty())
+        .ok_or("the launch configuration needs `program`: a .wave, .wbin or case .toml file")?;
+    let mut path = PathBuf::from(program);
+    if path.is_relative()
+        && let Some(cwd) = obj.get("cwd").and_then(Json::as_str)
+    {
+        path = Path::new(cwd).join(path);
+    }
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_owned();
+    let bool_of = |k: &str| -> Result<bool, String> {
+        match obj.get(k) {
+            None => Ok(false),
+            Some(Json::Bool(b)) => Ok(*b),
+            Some(_) => Err(format!("`{k}` must be true or false")),
+        }
+    };
+    let stop_on_entry = bool_of("stopOnEntry")?;
+
+    // The case document: the case file itself, or one made for the program.
+    let mut table = match ext.as_str() {
+        "toml" => {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+            text.parse::<toml::Table>()
+                .map_err(|e| format!("{}: invalid TOML: {e}", path.display()))?
+        }
+        "wave" | "wbin" => {
+            if !path.is_file() {
+                return Err(format!("`{}` does not exist", path.display()));
+            }
+            let mut t = toml::Table::new();
+            t.insert("name".into(), Toml::String(format!("debug {}", path.display())));
+            t.insert("expect".into(), Toml::Array(Vec::new()));
+            if ext == "wave" {
+                let name =
+                    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                t.insert("file".into(), Toml::String(name));
+            } else {
+                t.insert("source".into(), Toml::String(String::new()));
+            }
+            t
+        }
+        "py" | "rs" | "cpp" | "ts" => {
+            return Err(format!(
+                "`{}`: kernel sources need the kernel compiler, which is not built yet",
+                path.display()
+            ));
+        }
+        _ => return Err(format!("`{}` is not a .wave, .wbin or case .toml file", path.display())),
+    };
+    // Overrides from the launch configuration.
+    if let Some(k) = obj.get("kernel") {
+        let k = k.as_str().ok_or("`kernel` must be a string")?;
+        table.insert("kernel".into(), Toml::String(k.into()));
+    }
+    let mut dispatch = match table.remove("dispatch") {
+        Some(Toml::Table(t)) => t,
+        Some(_) => return Err("`dispatch` of the case must be a table".into()),
+        None => toml::Table::new(),
+    };
+    if let Some(g) = obj.get("grid") {
+        dispatch.insert("grid".into(), dims(g, "grid")?);
+    }
+    if let Some(w) = obj.get("workgroup") {
+        dispatch.insert("workgroup".into(), dims(w, "workgroup")?);
+    }
+    if let Some(m) = obj.get("deviceMemory") {
+        let m = m
+            .as_i64()
+            .filter(|m| *m > 0)
+            .ok_or("`deviceMemory` must be a positive number of bytes")?;
+        dispatch.insert("device_memory".into(), Toml::Integer(m));
+    }
+    if !dispatch.is_empty() {
+        table.insert("dispatch".into(), Toml::Table(dispatch));
+    }
+    let profile = match obj.get("targetProfile") {
+        Some(p) => {
+            let name = p.as_str().ok_or("`targetProfile` must be a string")?;
+            Some(wave_isa::target::profile(name).ok_or_else(|| {
+                let names: Vec<&str> = wave_isa::target::PROFILES.iter().map(|p| p.name).collect();
+                format!("unknown `targetProfile` `{name}` (one of {})", names.join(", "))
+            })?)
+        }
+        None => None,
+    };
+    let width = match obj.get("waveWidth") {
+        Some(w) => Some(w.as_i64().ok_or("`waveWidth` must be a number: 8, 16, 32 or 64")?),
+        None => profile.map(|p| i64::from(p.constants.wave_width)),
+    };
+    // W: the configuration's, the profile's, a case file's first, or 32.
+    match width {
+        Some(w) => {
+            table.insert("wave_widths".into(), Toml::Array(vec![Toml::Integer(w)]));
+        }
+        None if ext != "toml" => {
+            table.insert("wave_widths".into(), Toml::Array(vec![Toml::Integer(32)]));
+        }
+        None => {}
+    }
+    if let Some(a) = obj.get("args") {
+        if !a.is_object() {
+            return Err(
+                "`args` must be an object of parameter names to values, like {\"out\": 1024}"
+                    .into(),
+            );
+        }
+        let mut merged = match table.remove("args") {
+            Some(Toml::Table(t)) => t,
+            _ => toml::Table::new(),
+        };
+        if let Toml::Table(t) = to_toml(a, "args")? {
+            merged.extend(t);
+        }
+        table.insert("args".into(), Toml::Table(merged));
+    }
+    if let Some(m) = obj.get("memory") {
+        if !m.is_array() {
+            return Err(
+                "`memory` must be a list of blocks, like [{\"offset\": 0, \"u32\": [1, 2]}]".into(),
+            );
+        }
+        table.insert("memory".into(), to_toml(m, "memory")?);
+    }
+    // A case made for a launch expects nothing; a case file keeps its expectations.
+    let case_path = if ext == "toml" { path.clone() } else { path.with_file_name("launch.toml") };
+    let case = wave_conformance::Case::parse(
+        &case_path,
+        &toml::to_string(&table).map_err(|e| e.to_string())?,
+    )
+    .map_err(|e| e.replace(&format!("{}: ", case_path.display()), ""))?;
+    let (module, source, line_offset) = if ext == "wbin" {
+        let bytes =
+            std::fs::read(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+        let module = wave_wbin::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        let source = module.files.first().map(PathBuf::from).filter(|p| p.is_file());
+        (module, source, 0)
+    } else {
+        let assembly = wave_asm::assemble(&case.source, &case.source_name);
+        if let Some(e) = assembly.diagnostics.iter().find(|d| d.is_error()) {
+            let (line, col) = line_col(&case.source, e.span.start);
+            return Err(format!(
+                "{}:{line}:{col}: error[{}]: {} (the program does not assemble)",
+                case.source_name, e.code, e.message
+            ));
+        }
+        let (source, offset) = if ext == "toml" && table.contains_key("source") {
+            // Inline source: lines count from the line after `source = """`.
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let at = text.lines().position(|l| l.trim_start().starts_with("source")).unwrap_or(0);
+            (path.clone(), at as u32 + 1)
+        } else {
+            (PathBuf::from(&case.source_name), 0)
+        };
+        (assembly.module, Some(source), offset)
+    };
+    let w = case.wave_widths.first().copied().unwrap_or(32);
+    let mut dispatch = case.dispatch(w);
+    if let Some(m) = obj.get("maxSteps") {
+        dispatch.max_steps =
+            m.as_u64().filter(|m| *m > 0).ok_or("`maxSteps` must be a positive number")?;
+    }
+    if let Some(p) = profile
+        && u32::try_from(width.unwrap_or(0)).ok() != Some(p.constants.wave_width)
+    {
+        warnings.push(format!(
+            "`targetProfile` {} has W = {}, but the session runs at W = {w}",
+            p.name, p.constants.wave_width
+        ));
+    }
+    let names: Vec<&str> = module.kernels.iter().map(|k| k.name.as_str()).collect();
+    match &dispatch.kernel {
+        Some(k) if !names.contains(&k.as_str()) => {
+            return Err(format!("no kernel `{k}` in the program (it has {})", names.join(", ")));
+        }
+        None if names.len() > 1 => {
+            return Err(format!(
+                "the program has several kernels ({}): say which with `kernel`",
+                names.join(", ")
+            ));
+        }
+        None if names.is_empty() => return Err("the program has no kernel".into()),
+        _ => {}
+    }
+    Ok(Program {
+        module,
+        device: case.initial_memory(),
+        dispatch,
+        source,
+        line_offset,
+        stop_on_entry,
+        warnings,
+    })
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, col)
+}
