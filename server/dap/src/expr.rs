@@ -452,7 +452,7 @@ mod tests {
             }
         }
         fn predicate(&self, p: u8, lane: u32) -> Option<bool> {
-            (p < 4).then_some(lane % 2 == 0)
+            (p < 4).then_some(lane.is_multiple_of(2))
         }
         fn special(&self, name: &str, lane: u32) -> Option<u32> {
             (name == "sr_lane_id").then_some(lane)
