@@ -265,6 +265,14 @@ pub fn load(args: &Json) -> Result<Program, String> {
     };
     let w = case.wave_widths.first().copied().unwrap_or(32);
     let mut dispatch = case.dispatch(w);
+    // A kernel without `.workgroup_size`, dispatched without one: one wave.
+    let chosen = match &dispatch.kernel {
+        Some(k) => module.kernels.iter().find(|x| &x.name == k),
+        None => module.kernels.first(),
+    };
+    if dispatch.workgroup.is_none() && chosen.is_some_and(|k| k.workgroup_size.is_none()) {
+        dispatch.workgroup = Some([w, 1, 1]);
+    }
     if let Some(m) = obj.get("maxSteps") {
         dispatch.max_steps =
             m.as_u64().filter(|m| *m > 0).ok_or("`maxSteps` must be a positive number")?;

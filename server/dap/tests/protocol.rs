@@ -359,3 +359,350 @@ fn bad_configurations_and_requests_get_clear_errors() {
     );
     assert!(d.err("stepBack", json!({"threadId": 1})).contains("nothing to step back to"));
 }
+
+#[test]
+fn pause_stops_a_kernel_that_never_ends() {
+    let path = program(
+        "spin",
+        ".kernel spin\n    mov_imm r1, 0\n    loop\n        iadd r1, r1, 1\n    endloop\n.end\n",
+    );
+    let mut d = Dap::new();
+    d.ok("initialize", json!({}));
+    d.ok("launch", json!({"program": path.display().to_string()}));
+    // configurationDone starts it; run a few slices by hand, then pause.
+    d.adapter.handle(
+        &json!({"seq": 90, "type": "request", "command": "configurationDone", "arguments": {}}),
+    );
+    assert!(d.adapter.running());
+    for _ in 0..3 {
+        d.adapter.run_slice();
+    }
+    assert!(d.adapter.running(), "still running");
+    let _ = d.adapter.take_output();
+    d.ok("pause", json!({"threadId": 1}));
+    let stop = d.stopped();
+    assert_eq!(stop["reason"], "pause");
+    let r1 = d.lanes(1, "r1");
+    assert!(r1[0].parse::<u64>().expect("a number") > 10_000, "it ran: {}", r1[0]);
+    // The budget traps.
+    let mut d = Dap::new();
+    d.launch(json!({"program": path.display().to_string(), "maxSteps": 5000}), &[]);
+    let stop = d.stopped();
+    assert_eq!(stop["reason"], "exception");
+    assert!(stop["description"].as_str().expect("d").contains("instruction budget exceeded"));
+}
+
+const BARRIER: &str = ".kernel sync
+.param out: ptr
+.workgroup_size 64
+.local_memory 256
+    mov r1, sr_thread_id_x
+    shift.shl r2, r1, 2
+    local_store.u32 [r2], r1
+    barrier
+    iadd r3, r1, 1
+    and r3, r3, 63
+    shift.shl r3, r3, 2
+    local_load.u32 r4, [r3]
+    iadd r5, out, r2
+    device_store.u32 [r5], r4
+.end
+";
+
+#[test]
+fn stepping_over_a_barrier_runs_the_other_waves_to_it() {
+    let path = program("barrier", BARRIER);
+    let mut d = Dap::new();
+    d.launch(
+        json!({"program": path.display().to_string(), "args": {"out": 0}, "stopOnEntry": true}),
+        &[],
+    );
+    d.stopped();
+    let threads = d.ok("threads", json!({}));
+    assert_eq!(threads["threads"].as_array().expect("threads").len(), 2, "64 threads at W = 32");
+    for _ in 0..3 {
+        d.ok("next", json!({"threadId": 1}));
+        d.stopped();
+    }
+    assert_eq!(d.frame(1)["line"], 8, "at the barrier");
+    assert_eq!(d.frame(2)["line"], 5, "wave 1 has not run");
+    d.ok("next", json!({"threadId": 1}));
+    let stop = d.stopped();
+    assert_eq!(stop["threadId"], 1);
+    assert_eq!(d.frame(1)["line"], 9, "past the barrier");
+    assert_eq!(d.frame(2)["line"], 9, "wave 1 ran to the barrier and was released with it");
+    // Local memory holds every thread's id.
+    let m = d.ok("readMemory", json!({"memoryReference": "local", "offset": 0, "count": 256}));
+    let w = words(m["data"].as_str().expect("data"));
+    assert_eq!(w, (0..64).collect::<Vec<u32>>());
+}
+
+#[test]
+fn log_points_hit_counts_function_and_instruction_breakpoints() {
+    let text = ".kernel calls\n.param out: ptr\n.workgroup_size 8\n    mov r1, sr_lane_id\n    mov_imm r2, 0\n    call bump\n    call bump\n    call bump\n    shift.shl r3, r1, 2\n    iadd r3, out, r3\n    device_store.u32 [r3], r2\n    halt\nbump:\n    iadd r2, r2, r1\n    return\n.end\n";
+    let path = program("calls", text);
+    let mut d = Dap::new();
+    d.launch(
+        json!({"program": path.display().to_string(), "args": {"out": 0}}),
+        &[
+            json!({"line": 14, "logMessage": "r2 is {r2} in lane {lane}"}),
+            json!({"line": 14, "hitCondition": "3"}),
+        ],
+    );
+    let logs: Vec<String> = d
+        .events
+        .iter()
+        .filter(|e| e["event"] == "output")
+        .filter_map(|e| e["body"]["output"].as_str().map(str::to_owned))
+        .collect();
+    let stop = d.stopped();
+    assert_eq!(stop["reason"], "breakpoint", "{stop}");
+    assert_eq!(
+        logs.iter().filter(|l| l.contains("r2 is")).count(),
+        3,
+        "one line per hit: {logs:?}"
+    );
+    assert_eq!(logs[0], "[wave 0, lanes 0, 1, 2, 3, 4, 5, 6, 7] r2 is 0 in lane 0\n", "{logs:?}");
+    assert_eq!(d.lanes(1, "r2")[3], "6", "the third call: 3 + 3 so far");
+    // The stack has the call.
+    let st = d.ok("stackTrace", json!({"threadId": 1}));
+    let names: Vec<&str> = st["stackFrames"]
+        .as_array()
+        .expect("frames")
+        .iter()
+        .filter_map(|f| f["name"].as_str())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names[0].starts_with("bump · 8/32 lanes active") && names[1] == "calls", "{names:?}");
+    // stepOut returns to the caller.
+    d.ok("stepOut", json!({"threadId": 1}));
+    d.stopped();
+    assert_eq!(d.frame(1)["line"], 9);
+    // A function breakpoint on a label, an instruction breakpoint from the disassembly.
+    let mut d = Dap::new();
+    d.ok("initialize", json!({}));
+    d.ok("launch", json!({"program": path.display().to_string(), "args": {"out": 0}}));
+    let f = d.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "bump"}, {"name": "nosuch"}]}),
+    );
+    assert_eq!(f["breakpoints"][0]["verified"], true);
+    assert_eq!(f["breakpoints"][0]["line"], 14);
+    assert_eq!(f["breakpoints"][1]["verified"], false);
+    let dis = d.ok("disassemble", json!({"memoryReference": "0x0", "instructionCount": 12}));
+    let list = dis["instructions"].as_array().expect("instructions");
+    assert_eq!(list[0]["instruction"], "mov_special r1, sr_lane_id");
+    assert_eq!(list[0]["line"], 4);
+    let store = list
+        .iter()
+        .find(|i| i["instruction"].as_str().is_some_and(|t| t.starts_with("device_store")))
+        .expect("store");
+    let ib = d.ok(
+        "setInstructionBreakpoints",
+        json!({"breakpoints": [{"instructionReference": store["address"]}]}),
+    );
+    assert_eq!(ib["breakpoints"][0]["verified"], true);
+    d.ok("configurationDone", json!({}));
+    assert_eq!(d.stopped()["reason"], "breakpoint");
+    assert!(d.frame(1)["name"].as_str().expect("name").starts_with("bump"));
+    d.ok("continue", json!({"threadId": 1}));
+    d.stopped();
+    d.ok("continue", json!({"threadId": 1}));
+    d.stopped();
+    d.ok("continue", json!({"threadId": 1}));
+    d.stopped();
+    assert_eq!(d.frame(1)["line"], 11, "the instruction breakpoint on the store");
+}
+
+#[test]
+fn large_grids_list_the_focused_workgroup_and_move_between_workgroups() {
+    let path = program("grid", LOOP);
+    let mut d = Dap::new();
+    d.launch(json!({"program": path.display().to_string(), "args": {"out": 0}, "grid": [4, 1, 1], "stopOnEntry": true}), &[]);
+    d.stopped();
+    let e = d.ok("evaluate", json!({"expression": "wg 2,0,0", "context": "repl"}));
+    assert_eq!(e["result"], "running to workgroup [2, 0, 0]");
+    let stop = d.stopped();
+    assert_eq!(stop["reason"], "goto");
+    let threads = d.ok("threads", json!({}));
+    assert_eq!(threads["threads"][0]["name"], "wg (2,0,0) · wave 0");
+    let e = d.ok("evaluate", json!({"expression": "sr_workgroup_id_x", "context": "watch"}));
+    assert_eq!(e["result"], "2");
+    // Back to a workgroup that ran: time travel.
+    d.ok("evaluate", json!({"expression": "wg 1,0,0", "context": "repl"}));
+    d.stopped();
+    assert_eq!(d.ok("threads", json!({}))["threads"][0]["name"], "wg (1,0,0) · wave 0");
+    // Focus-lane breakpoints stop only where the focus lane hits.
+    d.ok("evaluate", json!({"expression": "lane 9", "context": "repl"}));
+    d.ok("setBreakpoints", json!({"source": {"path": path.display().to_string()}, "breakpoints": [{"line": LINE_STORE, "mode": "focus", "condition": "r2 == 10"}, {"line": LINE_CMP, "mode": "focus", "condition": "r2 > 10"}]}));
+    d.ok("continue", json!({"threadId": 1}));
+    let stop = d.stopped();
+    assert_eq!(stop["description"], "breakpoint at line 10: wave 0, lane 9 hit", "{stop}");
+}
+
+#[test]
+fn random_requests_in_any_order_never_crash_the_adapter() {
+    let path = program("random", LOOP);
+    let commands = [
+        "initialize",
+        "launch",
+        "configurationDone",
+        "setBreakpoints",
+        "setFunctionBreakpoints",
+        "setInstructionBreakpoints",
+        "setExceptionBreakpoints",
+        "threads",
+        "stackTrace",
+        "scopes",
+        "variables",
+        "setVariable",
+        "setExpression",
+        "evaluate",
+        "continue",
+        "next",
+        "stepIn",
+        "stepOut",
+        "stepBack",
+        "reverseContinue",
+        "pause",
+        "exceptionInfo",
+        "readMemory",
+        "writeMemory",
+        "disassemble",
+        "source",
+        "breakpointLocations",
+        "terminate",
+        "bogus",
+        "",
+    ];
+    let values = [
+        json!(null),
+        json!(0),
+        json!(1),
+        json!(-7),
+        json!(3000000000u64),
+        json!("r2"),
+        json!("lane == 3"),
+        json!("0x10"),
+        json!("[5]"),
+        json!("device"),
+        json!("local"),
+        json!("AAAA"),
+        json!("(("),
+        json!([1, 2]),
+        json!({"path": path.display().to_string()}),
+        json!(true),
+        json!(1.5),
+        json!([{"line": 9, "condition": "r2 >"}, {"line": 10}]),
+        json!("instruction"),
+        json!(path.display().to_string()),
+    ];
+    let keys = [
+        "threadId",
+        "frameId",
+        "variablesReference",
+        "name",
+        "value",
+        "expression",
+        "context",
+        "memoryReference",
+        "offset",
+        "count",
+        "data",
+        "instructionCount",
+        "instructionOffset",
+        "source",
+        "breakpoints",
+        "granularity",
+        "program",
+        "args",
+        "stopOnEntry",
+        "startFrame",
+        "levels",
+        "line",
+        "grid",
+        "maxSteps",
+    ];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    for round in 0..40 {
+        let mut d = Dap::new();
+        if round % 2 == 0 {
+            d.launch(json!({"program": path.display().to_string(), "args": {"out": 0}, "stopOnEntry": true, "maxSteps": 100000}), &[]);
+        }
+        for _ in 0..150 {
+            let command = commands[next(commands.len())];
+            let mut args = serde_json::Map::new();
+            for _ in 0..next(4) {
+                args.insert(keys[next(keys.len())].into(), values[next(values.len())].clone());
+            }
+            if command == "launch" {
+                args.insert("program".into(), json!(path.display().to_string()));
+                args.insert("maxSteps".into(), json!(100000));
+            }
+            let r = d.request(command, Value::Object(args.clone()));
+            let message = r["message"].as_str().unwrap_or("");
+            assert!(
+                !message.contains("internal error"),
+                "round {round}: {command} {args:?} -> {r}"
+            );
+            assert!(r["success"].is_boolean());
+            if d.adapter.done() {
+                break;
+            }
+        }
+    }
+}
+
+#[test]
+fn serve_frames_messages_over_a_channel() {
+    let path = program("serve", LOOP);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let client = std::thread::spawn(move || {
+        for (i, (command, args)) in [
+            ("initialize", json!({})),
+            ("launch", json!({"program": path.display().to_string(), "args": {"out": 0}})),
+            ("configurationDone", json!({})),
+            ("disconnect", json!({})),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if command == "disconnect" {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+            }
+            tx.send(
+                json!({"seq": i + 1, "type": "request", "command": command, "arguments": args}),
+            )
+            .expect("send");
+        }
+    });
+    let mut out = Vec::new();
+    wave_dap::serve(&mut Adapter::new(), &rx, &mut out).expect("serves");
+    client.join().expect("client");
+    let mut reader = std::io::BufReader::new(out.as_slice());
+    let mut messages = Vec::new();
+    while let Some(m) = wave_dap::protocol::read_message(&mut reader).expect("framed") {
+        messages.push(m);
+    }
+    let kinds: Vec<String> = messages
+        .iter()
+        .map(|m| {
+            format!(
+                "{}:{}",
+                m["type"].as_str().unwrap_or(""),
+                m["command"].as_str().or(m["event"].as_str()).unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(kinds[..3], ["response:initialize", "event:initialized", "response:launch"]);
+    assert!(kinds.contains(&"event:terminated".to_string()), "{kinds:?}");
+    assert_eq!(kinds.last().map(String::as_str), Some("response:disconnect"));
+    let seqs: Vec<i64> = messages.iter().filter_map(|m| m["seq"].as_i64()).collect();
+    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "sequence numbers count up: {seqs:?}");
+}
