@@ -200,6 +200,12 @@ impl Env for WaveEnv<'_> {
         let i = SPECIALS.iter().position(|s| *s == name)?;
         Some(self.special_at(lane, i))
     }
+    fn memory(&self, local: bool, addr: u64) -> Option<u32> {
+        let mem = if local { self.session.local() } else { self.session.device() };
+        let a = usize::try_from(addr).ok()?;
+        let b = mem.get(a..a.checked_add(4)?)?;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
 }
 
 /// The workgroup size of the dispatch.
@@ -1059,8 +1065,27 @@ impl Adapter {
                 let lane = lane_of(i)?;
                 self.set_predicate(wave, *p, lane, &value)?
             }
+            Expr::Mem(local, _, addr) => {
+                let a = match expr::eval(addr, &env, self.focus_lane)? {
+                    expr::Value::Int(a) if a >= 0 => a as usize,
+                    other => return Err(format!("`{other}` is not a byte address")),
+                };
+                let bits = parse_bits(&value)
+                    .ok_or_else(|| format!("`{value}` is not an integer or a float"))?;
+                let space = if *local { "local" } else { "device" };
+                let mem = self.memory_mut(space)?;
+                let Some(word) = mem.get_mut(a..a.saturating_add(4)) else {
+                    return Err(format!("{space}[{a}] is outside {space} memory"));
+                };
+                word.copy_from_slice(&bits.to_le_bytes());
+                self.dbg_mut()?.modified();
+                format_bits(bits, false)
+            }
             _ => {
-                return Err("only registers and predicates can be set: r3, r3[5], p1, p1[2]".into());
+                return Err(
+                    "only registers, predicates and memory words can be set: r3, r3[5], p1[2], device[256]"
+                        .into(),
+                );
             }
         };
         Ok(json!({"value": shown}))

@@ -5,6 +5,7 @@
 //! - `r3` (the register's 32 bits as an unsigned integer), `r3.i` (signed), `r3.f` (as binary32);
 //! - `r3[5]` (register r3 of lane 5, any view: `r3.f[5]`), `p0` (a predicate), `sr_lane_id` and
 //!   every special register;
+//! - `device[addr]`, `local[addr]`: the 32-bit word at a byte address (`device.f[r3]`);
 //! - `ballot(expr)`: the mask of the active lanes where `expr` holds, `any(expr)`, `all(expr)`;
 //! - `! - ~`, `* / % & | ^ << >>`, `+ -`, `== != < <= > >=`, `&&`, `||` and parentheses.
 //!
@@ -86,6 +87,8 @@ pub enum Expr {
     Pred(u8, Option<Box<Expr>>),
     /// A special register by name.
     Special(String),
+    /// `device[addr]` or `local[addr]`: the 32-bit word at a byte address, with a view.
+    Mem(bool, View, Box<Expr>),
     /// `ballot(e)`, `any(e)`, `all(e)`.
     Vote(&'static str, Box<Expr>),
     /// A unary operator.
@@ -108,6 +111,8 @@ pub trait Env {
     fn predicate(&self, p: u8, lane: u32) -> Option<bool>;
     /// Special register `name` of `lane`.
     fn special(&self, name: &str, lane: u32) -> Option<u32>;
+    /// The 32-bit little-endian word at byte `addr` of device (or local) memory.
+    fn memory(&self, local: bool, addr: u64) -> Option<u32>;
 }
 
 /// Parses an expression.
@@ -281,6 +286,12 @@ impl Parser<'_> {
             Some(_) => return Err(format!("at {pos}: unknown view in `{t}` (use .u, .i or .f)")),
             None => (lower.as_str(), View::Unsigned),
         };
+        if base == "device" || base == "local" {
+            self.expect("[")?;
+            let addr = self.or()?;
+            self.expect("]")?;
+            return Ok(Expr::Mem(base == "local", view, Box::new(addr)));
+        }
         if let Some(n) = base.strip_prefix('r').and_then(|d| d.parse::<u16>().ok()) {
             return Ok(Expr::Reg(n, view, self.index()?));
         }
@@ -333,6 +344,19 @@ pub fn eval(e: &Expr, env: &dyn Env, lane: u32) -> Result<Value, String> {
                 None => lane,
             };
             Value::Bool(env.predicate(*p, l).ok_or_else(|| format!("there is no predicate p{p}"))?)
+        }
+        Expr::Mem(local, view, addr) => {
+            let a = eval(addr, env, lane)?.int();
+            let space = if *local { "local" } else { "device" };
+            let bits = u64::try_from(a)
+                .ok()
+                .and_then(|a| env.memory(*local, a))
+                .ok_or_else(|| format!("{space}[{a}] is outside {space} memory"))?;
+            match view {
+                View::Unsigned => Value::Int(i64::from(bits)),
+                View::Signed => Value::Int(i64::from(bits as i32)),
+                View::Float => Value::Float(f64::from(f32::from_bits(bits))),
+            }
         }
         Expr::Special(name) => Value::Int(i64::from(
             env.special(name, lane).ok_or_else(|| format!("unknown special register `{name}`"))?,
@@ -457,6 +481,9 @@ mod tests {
         fn special(&self, name: &str, lane: u32) -> Option<u32> {
             (name == "sr_lane_id").then_some(lane)
         }
+        fn memory(&self, local: bool, addr: u64) -> Option<u32> {
+            (addr < 64).then_some(if local { 7 } else { addr as u32 * 10 })
+        }
     }
 
     fn at(text: &str, lane: u32) -> Result<Value, String> {
@@ -479,6 +506,8 @@ mod tests {
         assert_eq!(at("(r3 + 4) % 8 == 0 || wave == 9", 1), Ok(Value::Bool(true)));
         assert_eq!(at("sr_lane_id << 2 == r3", 6), Ok(Value::Bool(true)));
         assert_eq!(at("0x10 - 1", 0), Ok(Value::Int(15)));
+        assert_eq!(at("device[r3]", 2), Ok(Value::Int(80)));
+        assert_eq!(at("local[0] + 1", 0), Ok(Value::Int(8)));
     }
 
     #[test]
@@ -491,5 +520,6 @@ mod tests {
         assert_eq!(at("lane $ 2", 0), Err("at 6: unexpected character `$`".into()));
         assert_eq!(at("1 / 0", 0), Err("division by zero".into()));
         assert_eq!(at("lane lane", 0), Err("at 6: unexpected `lane`".into()));
+        assert_eq!(at("device[100]", 0), Err("device[100] is outside device memory".into()));
     }
 }

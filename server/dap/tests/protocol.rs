@@ -294,13 +294,21 @@ fn variables_show_lanes_state_and_can_be_set() {
     );
     assert!(set["value"].as_str().expect("value").starts_with("119 (0x77"));
     d.ok("setExpression", json!({"expression": "r2[8]", "value": "-1", "frameId": frame}));
+    d.ok("setExpression", json!({"expression": "device[1024]", "value": "99", "frameId": frame}));
+    let e = d.ok(
+        "evaluate",
+        json!({"expression": "device[1024] + 1", "context": "watch", "frameId": frame}),
+    );
+    assert_eq!(e["result"], "100");
     d.ok("continue", json!({"threadId": 1}));
     assert!(d.event("terminated").is_some(), "the dispatch finished");
     // Memory after the run: lanes 7 and 8 as set, lane 0 as computed (11).
     let m = d.ok("readMemory", json!({"memoryReference": "device", "offset": 256, "count": 36}));
-    let words = words(m["data"].as_str().expect("data"));
-    assert_eq!(words[..2], [11, 12]);
-    assert_eq!(words[7..9], [0x77, 0xffff_ffff], "lanes 7 and 8 as set");
+    let stored = words(m["data"].as_str().expect("data"));
+    assert_eq!(stored[..2], [11, 12]);
+    assert_eq!(stored[7..9], [0x77, 0xffff_ffff], "lanes 7 and 8 as set");
+    let m = d.ok("readMemory", json!({"memoryReference": "device", "offset": 1024, "count": 4}));
+    assert_eq!(words(m["data"].as_str().expect("data")), [99]);
 }
 
 #[test]
