@@ -138,6 +138,40 @@ impl Session {
         self.exec.w as u32
     }
 
+    /// The lowest wave of the current workgroup that can run (what [`Session::run_until`]
+    /// steps next), without building views.
+    pub fn next_running(&self) -> Option<u32> {
+        self.exec.waves.iter().find(|w| w.state == State::Running).map(|w| w.id)
+    }
+
+    /// The byte offset of `wave`'s next instruction, without building its view.
+    pub fn wave_pc(&self, wave: u32) -> Option<u32> {
+        let w = self.exec.waves.get(wave as usize)?;
+        self.exec.prog.ops.get(w.pc).map(|o| o.pc)
+    }
+
+    /// The lanes of `wave` that execute its next instruction (0 for no such wave).
+    pub fn wave_active(&self, wave: u32) -> u64 {
+        self.exec.waves.get(wave as usize).map_or(0, |w| w.active)
+    }
+
+    /// The scheduling state of `wave`, without building its view.
+    pub fn wave_state(&self, wave: u32) -> Option<WaveState> {
+        self.exec.waves.get(wave as usize).map(|w| match w.state {
+            State::Running => WaveState::Running,
+            State::AtBarrier => WaveState::AtBarrier,
+            State::Done => WaveState::Done,
+        })
+    }
+
+    /// How many calls `wave` is inside.
+    pub fn call_depth(&self, wave: u32) -> usize {
+        self.exec
+            .waves
+            .get(wave as usize)
+            .map_or(0, |w| w.frames.iter().filter(|f| matches!(f, Frame::Call { .. })).count())
+    }
+
     /// Every wave of the current workgroup.
     pub fn waves(&self) -> Vec<WaveView> {
         self.exec.waves.iter().map(|w| self.view(w)).collect()

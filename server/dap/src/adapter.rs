@@ -103,6 +103,8 @@ struct ProgramInfo {
     source: Option<std::path::PathBuf>,
     line_offset: u32,
     kernel: usize,
+    /// The kernel's instructions: pc, canonical text, module line.
+    listing: Vec<(u32, String, Option<u32>)>,
 }
 
 const SPECIALS: [&str; 16] = wave_isa::SPECIAL_REGISTERS;
@@ -146,7 +148,7 @@ struct WaveEnv<'a> {
 
 impl<'a> WaveEnv<'a> {
     fn new(dbg: &'a Debugger, wave: u32) -> WaveEnv<'a> {
-        let active = dbg.session.waves().get(wave as usize).map_or(0, |v| v.active);
+        let active = dbg.session.wave_active(wave);
         WaveEnv {
             session: &dbg.session,
             grid: dbg.dispatch.grid,
@@ -516,7 +518,8 @@ impl Adapter {
             "writeMemory" => self.write_memory(args),
             "disassemble" => self.disassemble(args),
             "source" => {
-                let text: Vec<String> = self.disassembly().into_iter().map(|(_, t, _)| t).collect();
+                let text: Vec<String> =
+                    self.disassembly().iter().map(|(_, t, _)| t.clone()).collect();
                 self.dbg()?;
                 Ok(json!({"content": text.join("\n") + "\n", "mimeType": "text/x-wave"}))
             }
@@ -588,7 +591,11 @@ impl Adapter {
             self.output("console", format!("warning: {w}"));
         }
         self.dbg = Some(dbg);
-        self.program = Some(ProgramInfo { source, line_offset, kernel });
+        self.program = Some(ProgramInfo { source, line_offset, kernel, listing: Vec::new() });
+        let listing = self.listing();
+        if let Some(p) = self.program.as_mut() {
+            p.listing = listing;
+        }
         self.launched = true;
         self.stop_on_entry = stop_on_entry;
         if self.configured {
@@ -1371,7 +1378,11 @@ impl Adapter {
     }
 
     /// The kernel's instructions: pc, canonical text, module line.
-    fn disassembly(&self) -> Vec<(u32, String, Option<u32>)> {
+    fn disassembly(&self) -> &[(u32, String, Option<u32>)] {
+        self.program.as_ref().map_or(&[], |p| p.listing.as_slice())
+    }
+
+    fn listing(&self) -> Vec<(u32, String, Option<u32>)> {
         let (Some(dbg), Some(k)) = (self.dbg.as_ref(), self.kernel()) else { return Vec::new() };
         let mut out = Vec::new();
         let mut pc = k.code.start;
@@ -1789,7 +1800,7 @@ impl Adapter {
                         }
                         continue;
                     };
-                    let pc = dbg.session.waves()[wave as usize].pc;
+                    let pc = dbg.session.wave_pc(wave);
                     if !first
                         && let Some(pc) = pc
                         && let Some((ids, description)) = self.breakpoint_hit(wave, pc)
@@ -1810,8 +1821,8 @@ impl Adapter {
             Resume::Step { wave, kind, line, depth, mut first } => {
                 for _ in 0..SLICE {
                     let Some(dbg) = self.dbg.as_mut() else { return Ok(()) };
-                    let view = dbg.session.waves()[wave as usize].clone();
-                    match view.state {
+                    let state = dbg.session.wave_state(wave).unwrap_or(WaveState::Done);
+                    match state {
                         WaveState::Done => {
                             let next = dbg.next_runnable();
                             match next {
@@ -1845,8 +1856,9 @@ impl Adapter {
                         }
                         WaveState::Running => {}
                     }
-                    let depth_now = view.blocks.iter().filter(|b| b.kind == "call").count();
-                    let line_now = view.pc.and_then(|pc| self.line_of(pc));
+                    let depth_now = dbg.session.call_depth(wave);
+                    let pc_now = dbg.session.wave_pc(wave);
+                    let line_now = pc_now.and_then(|pc| self.line_of(pc));
                     if !first {
                         let arrived = match kind {
                             StepKind::Instruction | StepKind::In => true,
@@ -1860,7 +1872,7 @@ impl Adapter {
                             return Ok(());
                         }
                         if matches!(kind, StepKind::Line | StepKind::Out)
-                            && let Some(pc) = view.pc
+                            && let Some(pc) = pc_now
                             && let Some((ids, description)) = self.breakpoint_hit(wave, pc)
                         {
                             self.stop("breakpoint", wave, description, ids);

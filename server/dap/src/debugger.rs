@@ -7,7 +7,7 @@
 //! interval doubled) past 64, so memory stays bounded on long runs; snapshots taken after the
 //! user changed a register or memory are pinned, so replays keep the change.
 
-use wave_emulator::{Dispatch, Session, Snapshot, Stop, Trap, WaveState};
+use wave_emulator::{Dispatch, Session, Snapshot, Stop, Trap};
 use wave_wbin::Module;
 
 /// A trail entry for a step that only advanced the scheduler (released a barrier, started the
@@ -67,7 +67,7 @@ impl Debugger {
 
     /// The lowest wave that can run, if any.
     pub fn next_runnable(&self) -> Option<u32> {
-        self.session.waves().iter().find(|w| w.state == WaveState::Running).map(|w| w.id)
+        self.session.next_running()
     }
 
     /// One step of `wave` (or of the scheduler with [`ADVANCE`]). On a trap, the state is put
