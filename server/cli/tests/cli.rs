@@ -288,136 +288,184 @@ fn emit_prints_each_target_and_refuses_with_a_located_error() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-/// `wave lsp` end to end over stdio: initialize, open a file with a mistake, get its
-/// diagnostics, fix it with an incremental edit, hover, shut down.
-#[test]
-fn lsp_speaks_the_protocol_on_stdio() {
-    use std::io::{BufRead, BufReader, Read, Write as _};
-    use std::process::Stdio;
-    use std::sync::mpsc;
-    use std::time::Duration;
+/// A `wave` subcommand speaking a `Content-Length` framed protocol on stdio: the child, a
+/// function that sends one message, and a function that waits (up to 20 s) for a message
+/// containing a text, so that a missing answer fails the test instead of hanging it.
+struct Stdio {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    rx: std::sync::mpsc::Receiver<String>,
+}
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wave"))
-        .arg("lsp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("wave lsp starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let stdout = child.stdout.take().expect("stdout");
-    // Messages from the server arrive on a channel, so that a missing answer fails the test
-    // instead of hanging it.
-    let (tx, rx) = mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(stdout);
-        loop {
-            let mut length = 0usize;
+impl Stdio {
+    fn start(subcommand: &str) -> Stdio {
+        use std::io::{BufRead, BufReader, Read};
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wave"))
+            .arg(subcommand)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the server starts");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
             loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some(v) = line.strip_prefix("Content-Length: ") {
+                        length = v.parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0u8; length];
+                if reader.read_exact(&mut body).is_err()
+                    || tx.send(String::from_utf8_lossy(&body).into_owned()).is_err()
+                {
                     return;
                 }
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some(v) = line.strip_prefix("Content-Length: ") {
-                    length = v.parse().unwrap_or(0);
-                }
             }
-            let mut body = vec![0u8; length];
-            if reader.read_exact(&mut body).is_err()
-                || tx.send(String::from_utf8_lossy(&body).into_owned()).is_err()
-            {
-                return;
-            }
-        }
-    });
-    let mut send = |json: &str| {
-        write!(stdin, "Content-Length: {}\r\n\r\n{json}", json.len()).expect("write");
-        stdin.flush().expect("flush");
-    };
-    let wait_for = |rx: &mpsc::Receiver<String>, what: &str| -> String {
+        });
+        Stdio { child, stdin, rx }
+    }
+
+    fn send(&mut self, json: &str) {
+        use std::io::Write as _;
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{json}", json.len()).expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    fn wait_for(&self, what: &str) -> String {
         loop {
-            let m = rx
-                .recv_timeout(Duration::from_secs(20))
+            let m = self
+                .rx
+                .recv_timeout(std::time::Duration::from_secs(20))
                 .unwrap_or_else(|_| panic!("no {what} from the server"));
             if m.contains(what) {
                 return m;
             }
         }
-    };
-    send(
+    }
+}
+
+/// `wave lsp` end to end over stdio: initialize, open a file with a mistake, get its
+/// diagnostics, fix it with an incremental edit, hover, shut down.
+#[test]
+fn lsp_speaks_the_protocol_on_stdio() {
+    let mut io = Stdio::start("lsp");
+    io.send(
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{"general":{"positionEncodings":["utf-8","utf-16"]}}}}"#,
     );
-    let init = wait_for(&rx, "\"id\":1");
+    let init = io.wait_for("\"id\":1");
     assert!(
         init.contains("\"positionEncoding\":\"utf-8\"") && init.contains("\"hoverProvider\":true"),
         "{init}"
     );
-    send(r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#);
+    io.send(r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#);
     let text =
         ".kernel k\\n.param out: ptr\\n    iad r1, r0, 1\\n    device_store.u32 out, r1\\n.end\\n";
-    send(&format!(
+    io.send(&format!(
         r#"{{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{{"textDocument":{{"uri":"file:///t.wave","languageId":"wave","version":1,"text":"{text}"}}}}}}"#
     ));
-    let d = wait_for(&rx, "publishDiagnostics");
+    let d = io.wait_for("publishDiagnostics");
     assert!(d.contains("\"code\":\"E0101\"") || d.contains("\"code\":\"E01"), "{d}");
     assert!(d.contains("\"line\":2"), "the mistake is on line 2: {d}");
     // Fix `iad` to `iadd`: insert one `d` at line 2, character 7.
-    send(
+    io.send(
         r#"{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"file:///t.wave","version":2},"contentChanges":[{"range":{"start":{"line":2,"character":7},"end":{"line":2,"character":7}},"text":"d"}]}}"#,
     );
-    let d = wait_for(&rx, "publishDiagnostics");
+    let d = io.wait_for("publishDiagnostics");
     assert!(d.contains("\"diagnostics\":[]") && d.contains("\"version\":2"), "{d}");
-    send(
+    io.send(
         r#"{"jsonrpc":"2.0","id":2,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///t.wave"},"position":{"line":2,"character":5}}}"#,
     );
-    let h = wait_for(&rx, "\"id\":2");
+    let h = io.wait_for("\"id\":2");
     assert!(h.contains("iadd r1, r0, 1") && h.contains("add.s32") && h.contains("markdown"), "{h}");
-    send(
+    io.send(
         r#"{"jsonrpc":"2.0","id":4,"method":"textDocument/documentSymbol","params":{"textDocument":{"uri":"file:///t.wave"}}}"#,
     );
-    let sym = wait_for(&rx, "\"id\":4");
+    let sym = io.wait_for("\"id\":4");
     assert!(sym.contains("\"name\":\"k\"") && sym.contains("\"kind\":12"), "{sym}");
-    send(
+    io.send(
         r#"{"jsonrpc":"2.0","id":5,"method":"textDocument/inlayHint","params":{"textDocument":{"uri":"file:///t.wave"},"range":{"start":{"line":0,"character":0},"end":{"line":9,"character":0}}}}"#,
     );
-    let hints = wait_for(&rx, "\"id\":5");
+    let hints = io.wait_for("\"id\":5");
     assert!(hints.contains("waves/core") && hints.contains("\"line\":0"), "{hints}");
-    send(
+    io.send(
         r#"{"jsonrpc":"2.0","id":6,"method":"textDocument/formatting","params":{"textDocument":{"uri":"file:///t.wave"},"options":{"tabSize":4,"insertSpaces":true}}}"#,
     );
-    let fmt = wait_for(&rx, "\"id\":6");
+    let fmt = io.wait_for("\"id\":6");
     assert!(fmt.contains("\"result\""), "{fmt}");
-    send(
+    io.send(
         r#"{"jsonrpc":"2.0","id":7,"method":"textDocument/foldingRange","params":{"textDocument":{"uri":"file:///t.wave"}}}"#,
     );
-    let folds = wait_for(&rx, "\"id\":7");
+    let folds = io.wait_for("\"id\":7");
     assert!(folds.contains("\"startLine\":0") && folds.contains("\"endLine\":4"), "{folds}");
-    send(
+    io.send(
         r#"{"jsonrpc":"2.0","id":8,"method":"textDocument/completion","params":{"textDocument":{"uri":"file:///t.wave"},"position":{"line":2,"character":16}}}"#,
     );
-    let items = wait_for(&rx, "\"id\":8");
+    let items = io.wait_for("\"id\":8");
     assert!(
         items.contains("\"label\":\"out\"") && items.contains("\"label\":\"sr_lane_id\""),
         "{items}"
     );
     // `out` on line 3 is the parameter declared on line 1.
-    send(
+    io.send(
         r#"{"jsonrpc":"2.0","id":9,"method":"textDocument/definition","params":{"textDocument":{"uri":"file:///t.wave"},"position":{"line":3,"character":22}}}"#,
     );
-    let def = wait_for(&rx, "\"id\":9");
+    let def = io.wait_for("\"id\":9");
     assert!(
         def.contains("\"start\":{\"character\":7,\"line\":1}")
             || def.contains("\"line\":1,\"character\":7")
             || (def.contains("\"line\":1") && def.contains("\"character\":7")),
         "{def}"
     );
-    send(r#"{"jsonrpc":"2.0","id":3,"method":"shutdown"}"#);
-    wait_for(&rx, "\"id\":3");
-    send(r#"{"jsonrpc":"2.0","method":"exit"}"#);
-    let status = child.wait().expect("exits");
+    io.send(r#"{"jsonrpc":"2.0","id":3,"method":"shutdown"}"#);
+    io.wait_for("\"id\":3");
+    io.send(r#"{"jsonrpc":"2.0","method":"exit"}"#);
+    let status = io.child.wait().expect("exits");
+    assert!(status.success(), "{status:?}");
+}
+
+/// `wave dap` end to end over stdio: a debug session on a case file, stopped on entry, a step,
+/// a variable, then disconnect.
+#[test]
+fn dap_speaks_the_protocol_on_stdio() {
+    let mut io = Stdio::start("dap");
+    io.send(
+        r#"{"seq":1,"type":"request","command":"initialize","arguments":{"adapterID":"wave"}}"#,
+    );
+    let init = io.wait_for("\"command\":\"initialize\"");
+    assert!(init.contains("\"supportsStepBack\":true"), "{init}");
+    io.wait_for("\"event\":\"initialized\"");
+    let case = format!(
+        "{}/../../conformance/cases/programs/vector_add_bounds.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    io.send(&format!(
+        r#"{{"seq":2,"type":"request","command":"launch","arguments":{{"program":"{case}","stopOnEntry":true}}}}"#
+    ));
+    let launch = io.wait_for("\"command\":\"launch\"");
+    assert!(launch.contains("\"success\":true"), "{launch}");
+    io.send(r#"{"seq":3,"type":"request","command":"configurationDone"}"#);
+    let stop = io.wait_for("\"event\":\"stopped\"");
+    assert!(stop.contains("\"reason\":\"entry\""), "{stop}");
+    io.send(r#"{"seq":4,"type":"request","command":"next","arguments":{"threadId":1,"granularity":"instruction"}}"#);
+    io.wait_for("\"reason\":\"step\"");
+    io.send(r#"{"seq":5,"type":"request","command":"evaluate","arguments":{"expression":"lane == 3","context":"repl"}}"#);
+    let e = io.wait_for("\"command\":\"evaluate\"");
+    assert!(e.contains("\"result\":\"false (lane 0)"), "{e}");
+    io.send(r#"{"seq":6,"type":"request","command":"disconnect"}"#);
+    io.wait_for("\"command\":\"disconnect\"");
+    let status = io.child.wait().expect("exits");
     assert!(status.success(), "{status:?}");
 }

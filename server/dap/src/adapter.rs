@@ -1116,7 +1116,11 @@ impl Adapter {
                         json!({"result": "lane N: change the focus lane · wg X,Y,Z: go to a workgroup · an expression in lanes: r3, r3.f, r3[5], p0, sr_lane_id, lane == 5 && r3 > 10, ballot(p0)", "variablesReference": 0}),
                     );
                 }
-                "lane" | "focus" if words.clone().next().is_some() => {
+                // `lane 5` (one number after the word) is the command; `lane == 5` an expression.
+                "lane" | "focus"
+                    if words.clone().count() == 1
+                        && words.clone().all(|w| w.chars().all(|c| c.is_ascii_digit())) =>
+                {
                     let w = self.dbg()?.session.wave_width();
                     let n: u32 = words
                         .next()
@@ -1132,7 +1136,7 @@ impl Adapter {
                         json!({"result": format!("focus lane: {n}"), "variablesReference": 0}),
                     );
                 }
-                "wg" | "workgroup" => {
+                "wg" | "workgroup" if words.clone().next().is_some() => {
                     let rest: String = words.collect::<Vec<_>>().join("");
                     let mut id = [0u32; 3];
                     for (i, p) in rest.split(',').enumerate().take(3) {

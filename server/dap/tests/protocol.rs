@@ -366,6 +366,13 @@ fn bad_configurations_and_requests_get_clear_errors() {
             .contains("there is no lane 99")
     );
     assert!(d.err("stepBack", json!({"threadId": 1})).contains("nothing to step back to"));
+    // `lane 3` is the focus command; `lane == 3` is an expression.
+    let e = d.ok("evaluate", json!({"expression": "lane == 3", "context": "repl"}));
+    assert!(e["result"].as_str().expect("r").starts_with("false (lane 0)"), "{e}");
+    assert_eq!(
+        d.ok("evaluate", json!({"expression": "lane 3", "context": "repl"}))["result"],
+        "focus lane: 3"
+    );
 }
 
 #[test]
