@@ -323,6 +323,9 @@ fn unbase64(text: &str) -> Option<Vec<u8>> {
 
 type Reply = Result<Value, String>;
 
+/// Turns a requested breakpoint into its instruction offsets and, when there are none, why.
+type Resolver = dyn Fn(&Adapter, &Value) -> (Vec<u32>, String);
+
 impl Adapter {
     /// A new adapter, before `initialize`.
     pub fn new() -> Adapter {
@@ -1646,62 +1649,53 @@ impl Adapter {
         }
     }
 
-    fn set_function_breakpoints(&mut self, args: &Value) -> Reply {
-        self.replace_kind("@functions");
+    /// Replaces the breakpoints of one kind (`key`): each requested one resolved by `resolve`
+    /// to its instruction offsets and, when there are none, why.
+    fn set_kind(
+        &mut self,
+        key: &str,
+        args: &Value,
+        resolve: &Resolver,
+    ) -> Reply {
+        self.replace_kind(key);
         let requested =
             args.get("breakpoints").and_then(Value::as_array).cloned().unwrap_or_default();
         let mut out = Vec::new();
         let mut ids = Vec::new();
         for spec in requested {
-            let name = spec.get("name").and_then(Value::as_str).unwrap_or("").to_owned();
-            let pcs: Vec<u32> = match &self.dbg {
-                Some(dbg) => {
-                    let kernel =
-                        dbg.module.kernels.iter().find(|k| k.name == name).map(|k| k.code.start);
-                    let label =
-                        dbg.module.symbols.iter().find(|s| s.name == name).map(|s| s.offset);
-                    kernel.or(label).into_iter().collect()
-                }
-                None => Vec::new(),
-            };
-            let (b, problem) = self.new_breakpoint(
-                &spec,
-                pcs,
-                format!("`{name}`: no kernel or label has that name"),
-            );
+            let (pcs, why) = resolve(self, &spec);
+            let (b, problem) = self.new_breakpoint(&spec, pcs, why);
             let line = b.pcs.first().and_then(|pc| self.line_of(*pc));
             out.push(self.bp_json(&b, problem, line));
             ids.push(b.id);
             self.breakpoints.push(b);
         }
-        self.source_bps.insert("@functions".into(), ids);
+        self.source_bps.insert(key.into(), ids);
         Ok(json!({"breakpoints": out}))
     }
 
+    fn set_function_breakpoints(&mut self, args: &Value) -> Reply {
+        self.set_kind("@functions", args, &|a, spec| {
+            let name = spec.get("name").and_then(Value::as_str).unwrap_or("");
+            let pcs = a.dbg.as_ref().map_or(Vec::new(), |dbg| {
+                let kernel =
+                    dbg.module.kernels.iter().find(|k| k.name == name).map(|k| k.code.start);
+                let label = dbg.module.symbols.iter().find(|s| s.name == name).map(|s| s.offset);
+                kernel.or(label).into_iter().collect()
+            });
+            (pcs, format!("`{name}`: no kernel or label has that name"))
+        })
+    }
+
     fn set_instruction_breakpoints(&mut self, args: &Value) -> Reply {
-        self.replace_kind("@instructions");
-        let requested =
-            args.get("breakpoints").and_then(Value::as_array).cloned().unwrap_or_default();
-        let list: Vec<u32> = self.disassembly().iter().map(|(pc, _, _)| *pc).collect();
-        let mut out = Vec::new();
-        let mut ids = Vec::new();
-        for spec in requested {
+        self.set_kind("@instructions", args, &|a, spec| {
             let reference = spec.get("instructionReference").and_then(Value::as_str).unwrap_or("");
             let offset = spec.get("offset").and_then(Value::as_i64).unwrap_or(0);
             let pc = parse_address(reference).map(|p| (i64::from(p) + offset) as u32);
-            let pcs: Vec<u32> = pc.filter(|p| list.contains(p)).into_iter().collect();
-            let (b, problem) = self.new_breakpoint(
-                &spec,
-                pcs,
-                format!("`{reference}`+{offset}: not the address of an instruction"),
-            );
-            let line = b.pcs.first().and_then(|pc| self.line_of(*pc));
-            out.push(self.bp_json(&b, problem, line));
-            ids.push(b.id);
-            self.breakpoints.push(b);
-        }
-        self.source_bps.insert("@instructions".into(), ids);
-        Ok(json!({"breakpoints": out}))
+            let pcs =
+                pc.filter(|p| a.disassembly().iter().any(|(q, _, _)| q == p)).into_iter().collect();
+            (pcs, format!("`{reference}`+{offset}: not the address of an instruction"))
+        })
     }
 
     fn breakpoint_locations(&mut self, args: &Value) -> Reply {
