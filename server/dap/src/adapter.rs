@@ -258,7 +258,7 @@ fn format_bits(bits: u32, hex: bool) -> String {
     if hex {
         format!("0x{bits:08x}")
     } else {
-        format!("{bits} (0x{bits:x}, {}f)", f32::from_bits(bits))
+        format!("{bits} (0x{bits:x}, {:?}f)", f32::from_bits(bits))
     }
 }
 
@@ -1651,12 +1651,7 @@ impl Adapter {
 
     /// Replaces the breakpoints of one kind (`key`): each requested one resolved by `resolve`
     /// to its instruction offsets and, when there are none, why.
-    fn set_kind(
-        &mut self,
-        key: &str,
-        args: &Value,
-        resolve: &Resolver,
-    ) -> Reply {
+    fn set_kind(&mut self, key: &str, args: &Value, resolve: &Resolver) -> Reply {
         self.replace_kind(key);
         let requested =
             args.get("breakpoints").and_then(Value::as_array).cloned().unwrap_or_default();

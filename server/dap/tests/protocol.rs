@@ -721,3 +721,61 @@ fn serve_frames_messages_over_a_channel() {
     let seqs: Vec<i64> = messages.iter().filter_map(|m| m["seq"].as_i64()).collect();
     assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "sequence numbers count up: {seqs:?}");
 }
+
+/// The walkthrough of docs/debugging.md, step by step.
+#[test]
+fn the_documented_walkthrough() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/client/divergent.wave"
+    ))
+    .expect("kernel");
+    let path = program("walk", &text);
+    let mut d = Dap::new();
+    d.launch(config(&path), &[json!({"line": 11, "condition": "lane == 5 && r2 > 10"})]);
+    let stop = d.stopped();
+    assert_eq!(stop["description"], "breakpoint at line 11: wave 0, lane 5 hit");
+    let threads = d.ok("threads", json!({}));
+    assert_eq!(threads["threads"].as_array().map(Vec::len), Some(2));
+    let frame = d.frame(1)["id"].clone();
+    let scopes = d.ok("scopes", json!({"frameId": frame}));
+    let regs =
+        d.ok("variables", json!({"variablesReference": scopes["scopes"][1]["variablesReference"]}));
+    let r2 = regs["variables"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|v| v["name"] == "r2")
+        .expect("r2")
+        .clone();
+    assert_eq!(r2["value"], "12 (0xc, 1.7e-44f) · lanes [2, 4, 6, 8, 10, 12, 14, 16, …]");
+    let b = d.ok("evaluate", json!({"expression": "ballot(r2 > 10)", "context": "repl"}));
+    assert_eq!(
+        b["result"],
+        "0xe0e0e0e0 · .....111.....111.....111.....111 · lanes 5, 6, 7, 13, 14, 15, 21, 22, 23, 29, 30, 31"
+    );
+    d.ok("next", json!({"threadId": 1}));
+    d.stopped();
+    assert_eq!(d.frame(1)["line"], 12);
+    d.ok("next", json!({"threadId": 1}));
+    d.stopped();
+    assert_eq!(d.frame(1)["line"], 13, "past `break p0`: at `endloop`");
+    let frame = d.frame(1)["id"].clone();
+    let scopes = d.ok("scopes", json!({"frameId": frame}));
+    let lanes =
+        d.ok("variables", json!({"variablesReference": scopes["scopes"][0]["variablesReference"]}));
+    assert_eq!(
+        lanes["variables"][2 + 5]["value"],
+        "inactive: left the loop at line 9 with `break` (1 level up); waits for the loop to end"
+    );
+    assert_eq!(
+        lanes["variables"][1]["value"],
+        "11111...11111...11111...11111... (20/32, lane 0 first)"
+    );
+    d.ok("stepBack", json!({"threadId": 1}));
+    d.stopped();
+    d.ok("stepBack", json!({"threadId": 1}));
+    d.stopped();
+    assert_eq!(d.frame(1)["line"], 11);
+    assert_eq!(d.lanes(1, "r2")[5], "12", "as it was");
+}
