@@ -1,7 +1,8 @@
 //! Project automation: code generation from the isa table and grammar checks.
 //!
 //! - `cargo xtask codegen` rewrites the generated parts of the repository: the mnemonic block
-//!   of `tree-sitter-wave/queries/highlights.scm` and `docs/isa/reference.md`. With `--check`
+//!   of `tree-sitter-wave/queries/highlights.scm` and `docs/isa/reference.md`, and the copies of
+//!   the queries in `editors/nvim/queries/wave`. With `--check`
 //!   it writes nothing and fails if either is stale (CI runs this).
 //! - `cargo xtask grammar` regenerates `tree-sitter-wave/src` with the tree-sitter CLI; with
 //!   `--check` it generates into a temporary copy and fails if the committed parser differs
@@ -63,6 +64,23 @@ fn codegen(check: bool) -> Result<(), String> {
         .map_err(|e| format!("cannot read {}: {e}", highlights.display()))?;
     update(&highlights, &with_generated_mnemonics(&text)?, check)?;
     update(&root.join("docs/isa/reference.md"), &reference::render(), check)?;
+    // The Neovim plugin ships the grammar's queries.
+    let queries = root.join("tree-sitter-wave/queries");
+    let mut names: Vec<_> = std::fs::read_dir(&queries)
+        .map_err(|e| format!("cannot read {}: {e}", queries.display()))?
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .collect();
+    names.sort();
+    for name in names {
+        let text = if check && name == "highlights.scm" {
+            with_generated_mnemonics(
+                &std::fs::read_to_string(queries.join(&name)).unwrap_or_default(),
+            )?
+        } else {
+            std::fs::read_to_string(queries.join(&name)).map_err(|e| e.to_string())?
+        };
+        update(&root.join("editors/nvim/queries/wave").join(&name), &text, check)?;
+    }
     Ok(())
 }
 

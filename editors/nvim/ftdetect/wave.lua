@@ -1,0 +1,2 @@
+-- `.wave` files are WAVE assembly.
+vim.filetype.add({ extension = { wave = "wave" } })

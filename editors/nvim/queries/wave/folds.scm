@@ -1,0 +1,6 @@
+[
+  (kernel)
+  (if_block)
+  (else_clause)
+  (loop_block)
+] @fold

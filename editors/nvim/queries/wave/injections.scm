@@ -1,0 +1,1 @@
+; WAVE assembly embeds no other language.
