@@ -65,11 +65,7 @@ fn codegen(check: bool) -> Result<(), String> {
         .map_err(|e| format!("cannot read {}: {e}", highlights.display()))?;
     update(&highlights, &with_generated_mnemonics(&text)?, check)?;
     update(&root.join("docs/isa/reference.md"), &reference::render(), check)?;
-    update(
-        &root.join("editors/vscode/syntaxes/wave.tmLanguage.json"),
-        &textmate::render(),
-        check,
-    )?;
+    update(&root.join("editors/vscode/syntaxes/wave.tmLanguage.json"), &textmate::render(), check)?;
     // The Neovim plugin ships the grammar's queries.
     let queries = root.join("tree-sitter-wave/queries");
     let mut names: Vec<_> = std::fs::read_dir(&queries)

@@ -5,8 +5,10 @@
 use serde_json::{Value, json};
 
 /// Control-flow mnemonics, coloured as keywords.
-const CONTROL: [&str; 11] =
-    ["if", "else", "endif", "loop", "endloop", "break", "continue", "call", "return", "halt", "barrier"];
+const CONTROL: [&str; 11] = [
+    "if", "else", "endif", "loop", "endloop", "break", "continue", "call", "return", "halt",
+    "barrier",
+];
 
 fn alternation(words: &[String]) -> String {
     let mut sorted: Vec<&String> = words.iter().collect();
@@ -16,7 +18,9 @@ fn alternation(words: &[String]) -> String {
 }
 
 fn regex_escape(w: &str) -> String {
-    w.chars().flat_map(|c| if ".+*?()[]{}|^$\\".contains(c) { vec!['\\', c] } else { vec![c] }).collect()
+    w.chars()
+        .flat_map(|c| if ".+*?()[]{}|^$\\".contains(c) { vec!['\\', c] } else { vec![c] })
+        .collect()
 }
 
 /// The grammar as pretty JSON.
@@ -27,7 +31,8 @@ pub fn render() -> String {
         .cloned()
         .collect();
     let control: Vec<String> = CONTROL.iter().map(|s| (*s).to_owned()).collect();
-    let specials: Vec<String> = wave_isa::SPECIAL_REGISTERS.iter().map(|s| (*s).to_owned()).collect();
+    let specials: Vec<String> =
+        wave_isa::SPECIAL_REGISTERS.iter().map(|s| (*s).to_owned()).collect();
     let directives: Vec<String> =
         wave_asm::DIRECTIVES.iter().map(|d| d.trim_start_matches('.').to_owned()).collect();
     let grammar: Value = json!({

@@ -364,7 +364,15 @@ pub struct RunResult {
     pub mismatches: Vec<String>,
     /// Warnings about the dispatch.
     pub warnings: Vec<String>,
+    /// Per instruction executed: its file line, text, executions and mean active-lane share.
+    pub profile: Vec<(Option<u32>, String, u64, f64)>,
+    /// The first [`TIMELINE_LIMIT`] wave-instructions: wave (numbered across workgroups),
+    /// step, text and active-lane share.
+    pub timeline: Vec<(u32, u64, String, f64)>,
 }
+
+/// Wave-instructions kept in a run's timeline.
+pub const TIMELINE_LIMIT: usize = 5000;
 
 impl RunResult {
     /// The result as JSON (the answer to `wave.run`).
@@ -386,8 +394,30 @@ impl RunResult {
                 format!("{{\"offset\":{o},\"type\":\"{t}\",\"values\":[{}]}}", list(v))
             })
             .collect();
+        let profile: Vec<String> = self
+            .profile
+            .iter()
+            .map(|(line, text, n, u)| {
+                format!(
+                    "{{\"line\":{},\"text\":{},\"executions\":{n},\"utilisation\":{u:.4}}}",
+                    line.map_or("null".into(), |l| l.to_string()),
+                    json_string(text)
+                )
+            })
+            .collect();
+        let timeline: Vec<String> = self
+            .timeline
+            .iter()
+            .map(|(w, step, text, a)| {
+                format!(
+                    "{{\"wave\":{w},\"start\":{step},\"end\":{},\"text\":{},\"active\":{a:.4}}}",
+                    step + 1,
+                    json_string(text)
+                )
+            })
+            .collect();
         format!(
-            "{{\"kernel\":{},\"from\":{},\"ok\":{},\"cancelled\":{},\"trap\":{trap},\"steps\":{},\"stats\":{{{}}},\"dumps\":[{}],\"mismatches\":[{}],\"warnings\":[{}]}}",
+            "{{\"kernel\":{},\"from\":{},\"ok\":{},\"cancelled\":{},\"trap\":{trap},\"steps\":{},\"stats\":{{{}}},\"dumps\":[{}],\"mismatches\":[{}],\"warnings\":[{}],\"profile\":[{}],\"timeline\":[{}]}}",
             json_string(&self.kernel),
             json_string(&self.from),
             self.ok,
@@ -396,7 +426,9 @@ impl RunResult {
             stats.join(","),
             dumps.join(","),
             list(&self.mismatches),
-            list(&self.warnings)
+            list(&self.warnings),
+            profile.join(","),
+            timeline.join(",")
         )
     }
 
@@ -427,7 +459,7 @@ impl RunResult {
 
 /// Runs a plan in slices of `slice` wave-instructions, storing the steps so far in `progress`
 /// and stopping early when `cancel` is set.
-pub fn execute(plan: RunPlan, cancel: &AtomicBool, progress: &AtomicU64) -> RunResult {
+pub fn execute(mut plan: RunPlan, cancel: &AtomicBool, progress: &AtomicU64) -> RunResult {
     let mut result =
         RunResult { kernel: plan.kernel.clone(), from: plan.from.clone(), ..Default::default() };
     let trap = |t: wave_emulator::Trap| RunTrap {
@@ -438,7 +470,12 @@ pub fn execute(plan: RunPlan, cancel: &AtomicBool, progress: &AtomicU64) -> RunR
             t.to_string()
         },
     };
-    let mut session = match wave_emulator::Session::new(&plan.module, &plan.dispatch, plan.device) {
+    let initial = plan.device.clone();
+    let mut session = match wave_emulator::Session::new(
+        &plan.module,
+        &plan.dispatch,
+        std::mem::take(&mut plan.device),
+    ) {
         Ok(s) => s,
         Err(t) => {
             result.trap = Some(trap(t));
@@ -510,7 +547,37 @@ pub fn execute(plan: RunPlan, cancel: &AtomicBool, progress: &AtomicU64) -> RunR
     result.ok = !result.cancelled
         && result.mismatches.is_empty()
         && (result.trap.is_none() || plan.expect_trap.is_some());
+    if !result.cancelled && result.trap.is_none() {
+        profile(&plan, initial, &mut result);
+    }
     result
+}
+
+/// Fills the per-instruction profile and the timeline from a traced run of the same dispatch
+/// (deterministic, so it is the run just made; the trace stops at the emulator's limit).
+fn profile(plan: &RunPlan, mut device: Vec<u8>, result: &mut RunResult) {
+    let dispatch = wave_emulator::Dispatch { trace: true, ..plan.dispatch.clone() };
+    let Ok(outcome) = wave_emulator::run(&plan.module, &dispatch, &mut device) else { return };
+    let mut by_pc: std::collections::BTreeMap<u32, (String, u64, u64, u32)> = Default::default();
+    let mut waves: std::collections::HashMap<([u32; 3], u32), u32> = Default::default();
+    for e in &outcome.trace {
+        let entry = by_pc.entry(e.pc).or_insert_with(|| (e.text.clone(), 0, 0, e.wave_width));
+        entry.1 += 1;
+        entry.2 += u64::from(e.mask.count_ones());
+        if result.timeline.len() < TIMELINE_LIMIT {
+            let next = waves.len() as u32;
+            let wave = *waves.entry((e.workgroup, e.wave)).or_insert(next);
+            let active = f64::from(e.mask.count_ones()) / f64::from(e.wave_width.max(1));
+            result.timeline.push((wave, e.step, e.text.clone(), active));
+        }
+    }
+    result.profile = by_pc
+        .into_iter()
+        .map(|(pc, (text, n, lanes, w))| {
+            let line = plan.module.line_at(pc).map(|l| l.line + plan.first_line - 1);
+            (line, text, n, lanes as f64 / (n.max(1) * u64::from(w.max(1))) as f64)
+        })
+        .collect();
 }
 
 /// A backend preview: the text and, for each generated line, the 1-based line of the WAVE

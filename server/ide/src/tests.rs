@@ -407,6 +407,16 @@ fn a_wave_run_comment_gives_the_dispatch_and_the_run_shows_memory() {
     assert_eq!(r.dumps[0].2, want, "thread t stores t + n");
     assert!(progress.load(std::sync::atomic::Ordering::Relaxed) > 0);
     assert!(r.to_json().contains("\"ok\":true"));
+    // The profile has every instruction with its line and lane share; the timeline its steps.
+    assert_eq!(r.profile.len(), 8, "{:?}", r.profile);
+    let store = r.profile.iter().find(|p| p.1.starts_with("device_store")).expect("the store");
+    assert_eq!(
+        (store.0, store.2, store.3),
+        (Some(12), 2, 0.25),
+        "line 12, two waves, 8 of 32 lanes"
+    );
+    assert_eq!(r.timeline.len(), 16, "8 instructions, 2 workgroups");
+    assert!(r.to_json().contains("\"profile\":[{\"line\":5,"), "{}", r.to_json());
     // A bad option is an error that names it, in the lens title too.
     let bad = ADD.replace("--grid 2", "--grid two");
     let file = SourceFile::new(&db, "t.wave".into(), bad, 1);
