@@ -245,7 +245,20 @@ pub fn load(args: &Json) -> Result<Program, String> {
         let source = module.files.first().map(PathBuf::from).filter(|p| p.is_file());
         (module, source, 0)
     } else {
-        let assembly = wave_asm::assemble(&case.source, &case.source_name);
+        // The whole file; when it has errors and a kernel is named, that kernel alone (a
+        // mistake in another kernel of the file does not stop debugging this one).
+        let mut assembly = wave_asm::assemble(&case.source, &case.source_name);
+        let mut kernel_line = 0u32;
+        if assembly.has_errors()
+            && let Some(k) = &case.kernel
+            && let Some((before, text)) = kernel_text(&case.source, k)
+        {
+            let alone = wave_asm::assemble(text, &case.source_name);
+            if !alone.has_errors() {
+                assembly = alone;
+                kernel_line = before;
+            }
+        }
         if let Some(e) = assembly.diagnostics.iter().find(|d| d.is_error()) {
             let (line, col) = line_col(&case.source, e.span.start);
             return Err(format!(
@@ -261,7 +274,7 @@ pub fn load(args: &Json) -> Result<Program, String> {
         } else {
             (PathBuf::from(&case.source_name), 0)
         };
-        (assembly.module, Some(source), offset)
+        (assembly.module, Some(source), offset + kernel_line)
     };
     let w = case.wave_widths.first().copied().unwrap_or(32);
     let mut dispatch = case.dispatch(w);
@@ -308,6 +321,29 @@ pub fn load(args: &Json) -> Result<Program, String> {
         stop_on_entry,
         warnings,
     })
+}
+
+/// The lines of kernel `name` (from its `.kernel` line to its `.end` line) and how many lines
+/// come before them.
+fn kernel_text<'a>(source: &'a str, name: &str) -> Option<(u32, &'a str)> {
+    let mut at = 0;
+    let mut start = None;
+    for (i, line) in source.split_inclusive('\n').enumerate() {
+        let mut words = line.split_whitespace();
+        let first = words.next().unwrap_or("");
+        match start {
+            None if first == ".kernel" && words.next() == Some(name) => {
+                start = Some((i as u32, at))
+            }
+            Some((before, from)) if first == ".kernel" => return Some((before, &source[from..at])),
+            Some((before, from)) if first == ".end" => {
+                return Some((before, &source[from..at + line.len()]));
+            }
+            _ => {}
+        }
+        at += line.len();
+    }
+    start.map(|(before, from)| (before, &source[from..]))
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {

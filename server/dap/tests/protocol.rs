@@ -352,6 +352,15 @@ fn bad_configurations_and_requests_get_clear_errors() {
     let broken = program("broken", ".kernel k\n    iaddd r1, r1, r1\n.end\n");
     let e = d.err("launch", json!({"program": broken.display().to_string()}));
     assert!(e.contains("broken.wave:2:5: error[E0101]"), "{e}");
+    // A mistake in another kernel does not stop debugging this one; lines stay the file's.
+    let two = program("two", &format!("{LOOP}\n.kernel broken\n    iaddd r1, r1, 1\n.end\n"));
+    let mut d2 = Dap::new();
+    d2.launch(
+        json!({"program": two.display().to_string(), "kernel": "divergent", "args": {"out": 0}}),
+        &[json!({"line": LINE_CMP})],
+    );
+    assert_eq!(d2.stopped()["reason"], "breakpoint");
+    assert_eq!(d2.frame(1)["line"], LINE_CMP);
     assert!(d.err("frobnicate", json!({})).contains("not a request the WAVE debugger handles"));
     d.ok(
         "launch",

@@ -214,7 +214,8 @@ fn describe(module: &wave_wbin::Module, inst: &Inst, bytes: &[u8]) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "```wave\n{text}\n```\n");
     let _ = writeln!(md, "**{}** — {} (spec {})\n", op.mnemonic, op.category.title(), op.section);
-    let _ = writeln!(md, "{}\n", op.summary);
+    // `<cond>` would be read as an HTML tag by Markdown renderers: escape the angle brackets.
+    let _ = writeln!(md, "{}\n", op.summary.replace('<', "\\<").replace('>', "\\>"));
     if let Some(cap) = op.capability {
         let _ = writeln!(md, "Needs the optional capability {}.\n", cap.name());
     }

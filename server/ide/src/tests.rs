@@ -27,6 +27,8 @@ fn hover_on_an_instruction_shows_its_encoding_and_vendor_forms() {
     assert_eq!(covered, "iadd r3, r2, 5");
     assert!(md.contains("```wave\niadd r3, r2, 5\n```"), "{md}");
     assert!(md.contains("**iadd** — Integer arithmetic"), "{md}");
+    let (_, cmp) = hover_at(".kernel k\n    ic$0mp.gt p0, r1, 10\n.end\n").expect("a hover");
+    assert!(cmp.contains("pd = rs1 \\<cond\\> rs2"), "angle brackets escaped for Markdown: {cmp}");
     assert!(md.contains("base format with an extension word (80 bits)"), "{md}");
     assert!(md.contains("| rd | 39:32 | 3 |") && md.contains("| rs1 | 31:24 | 2 |"), "{md}");
     assert!(md.contains("| extension word | 79:48 | 0x00000005 |"), "{md}");
