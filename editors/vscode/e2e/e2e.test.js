@@ -115,15 +115,24 @@ test('the WAVE extension in VS Code (code-server, Chromium, Playwright)', { time
     await page.goto(`http://127.0.0.1:${PORT}/?folder=${encodeURIComponent(workspace)}`);
     await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
 
-    // Open the file with Quick Open.
-    await page.waitForTimeout(2000);
-    await page.keyboard.press('Control+P');
-    await page.waitForSelector('.quick-input-widget input', { timeout: 20000 });
-    await page.keyboard.type('divergent.wave');
-    await page.waitForTimeout(800);
-    await page.keyboard.press('Enter');
+    // Open the file with Quick Open: wait for its row, choose it, and try again if the
+    // workbench was still starting.
     const editor = page.locator('.editor-instance .monaco-editor').first();
-    await editor.waitFor({ timeout: 30000 });
+    for (let attempt = 0; ; attempt++) {
+      await page.keyboard.press('Control+P');
+      await page.waitForSelector('.quick-input-widget input', { timeout: 20000 });
+      await page.keyboard.type('divergent.wave');
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'divergent.wave' }).first();
+      await row.waitFor({ timeout: 20000 });
+      await row.click();
+      try {
+        await editor.waitFor({ timeout: 15000 });
+        break;
+      } catch (e) {
+        if (attempt >= 3) throw e;
+        await page.keyboard.press('Escape');
+      }
+    }
     await page.locator('.view-line', { hasText: 'icmp.gt' }).first().waitFor({ timeout: 30000 });
 
     // 1. Syntax colours: the mnemonic and the comment are coloured differently from names.
@@ -142,9 +151,18 @@ test('the WAVE extension in VS Code (code-server, Chromium, Playwright)', { time
     await shot(page, '02-diagnostic');
 
     // 3. A hover with the encoding.
-    await page.locator('.view-line span span', { hasText: 'icmp.gt' }).first().hover();
+    // Hover until the server answers (it may still be starting).
     const hover = page.locator('.monaco-hover', { hasText: 'opcode' });
-    await hover.waitFor({ timeout: 30000 });
+    for (let attempt = 0; ; attempt++) {
+      await page.mouse.move(5, 5);
+      await page.locator('.view-line span span', { hasText: 'icmp.gt' }).first().hover();
+      try {
+        await hover.waitFor({ timeout: 8000 });
+        break;
+      } catch (e) {
+        if (attempt >= 5) throw e;
+      }
+    }
     assert.match(await hover.innerText(), /47:40/);
     await shot(page, '03-hover');
     await page.mouse.move(5, 5);
