@@ -1,8 +1,8 @@
 // The extension in real VS Code: code-server (VS Code in the browser) with the packaged
 // wave.vsix, driven in Debian's Chromium by Playwright. It opens a .wave file and checks, each
 // with a screenshot in e2e/screenshots/: syntax colours, a diagnostic, a hover with the
-// encoding, the Run in emulator lens and its result, the PTX preview, and a debug session
-// stopped at a breakpoint.
+// encoding, the Run in emulator lens and its result, the PTX preview (following an edit), and
+// a debug session stopped at a breakpoint.
 //
 // Needs (installed by .ci/install-editor-tools): Node 24, code-server and playwright-core on
 // NODE_PATH, Chromium at $CHROMIUM; $WAVE_BIN; the packaged extension at editors/vscode/wave.vsix.
@@ -186,7 +186,17 @@ test('the WAVE extension in VS Code (code-server, Chromium, Playwright)', { time
     await ptxLens.click();
     await page.locator('.tab', { hasText: 'divergent.wave.ptx' }).waitFor({ timeout: 30000 });
     await page.locator('.view-line', { hasText: '.entry divergent' }).first().waitFor({ timeout: 30000 });
+    // The preview follows edits: change the compare's bound in the source, see it in the PTX.
+    await page.locator('.view-line', { hasText: 'icmp.gt p0, r2, 10' }).first().click();
+    await page.keyboard.press('End');
+    await page.keyboard.press('Backspace');
+    await page.keyboard.press('Backspace');
+    await page.keyboard.type('77');
+    await page.locator('.view-line', { hasText: '%r2, 77;' }).first().waitFor({ timeout: 30000 });
     await shot(page, '05-ptx-preview');
+    await page.keyboard.press('Control+Z');
+    await page.keyboard.press('Control+Z');
+    await page.locator('.view-line', { hasText: 'icmp.gt p0, r2, 10' }).first().waitFor({ timeout: 10000 });
 
     // 6. Debug: a breakpoint on the compare, the Debug lens, continue, stopped there.
     await page.locator('.tab', { hasText: 'divergent.wave' }).first().click();

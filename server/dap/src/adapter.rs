@@ -431,6 +431,24 @@ impl Adapter {
         line + offset - u32::from(!self.lines_start_at1)
     }
 
+    /// `at line N` in an emulator message, with N as the client's line.
+    fn client_lines(&self, text: &str) -> String {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(i) = rest.find("at line ") {
+            let (head, tail) = rest.split_at(i + "at line ".len());
+            out.push_str(head);
+            let digits = tail.chars().take_while(char::is_ascii_digit).count();
+            match tail[..digits].parse::<u32>() {
+                Ok(n) => out.push_str(&self.client_line(n).to_string()),
+                Err(_) => out.push_str(&tail[..digits]),
+            }
+            rest = &tail[digits..];
+        }
+        out.push_str(rest);
+        out
+    }
+
     fn source_json(&self) -> Value {
         match self.program.as_ref().and_then(|p| p.source.as_ref()) {
             Some(path) => json!({
@@ -811,7 +829,7 @@ impl Adapter {
                 for l in 0..w {
                     let state = match dbg.session.inactive_reason(*wave, l) {
                         None => "active".to_string(),
-                        Some(why) => self.dim(format!("inactive: {why}")),
+                        Some(why) => self.dim(format!("inactive: {}", self.client_lines(&why))),
                     };
                     vars.push(var(format!("lane {l}"), state));
                 }

@@ -361,6 +361,37 @@ fn bad_configurations_and_requests_get_clear_errors() {
     );
     assert_eq!(d2.stopped()["reason"], "breakpoint");
     assert_eq!(d2.frame(1)["line"], LINE_CMP);
+    // A case file with inline source: lines are the case file's, in frames and in lane states.
+    let case = program("inline", "").with_file_name("inline.toml");
+    let body = LOOP.replace('\\', "\\\\");
+    std::fs::write(&case, format!("name = \"inline\"\nsource = \"\"\"\n{body}\"\"\"\n[args]\nout = 0\n[[expect]]\noffset = 0\nu32 = [11]\n")).expect("case");
+    let mut d3 = Dap::new();
+    d3.launch(
+        json!({"program": case.display().to_string(), "waveWidth": 32, "stopOnEntry": true}),
+        &[json!({"line": LINE_CMP + 2})],
+    );
+    d3.stopped();
+    d3.ok("continue", json!({"threadId": 1}));
+    d3.stopped();
+    d3.ok("next", json!({"threadId": 1}));
+    d3.stopped();
+    d3.ok("next", json!({"threadId": 1}));
+    d3.stopped();
+    assert_eq!(d3.frame(1)["line"], LINE_CMP + 4, "`endloop`, counted in the case file");
+    let frame = d3.frame(1)["id"].clone();
+    let scopes = d3.ok("scopes", json!({"frameId": frame}));
+    let lanes = d3
+        .ok("variables", json!({"variablesReference": scopes["scopes"][0]["variablesReference"]}));
+    let states: Vec<String> = lanes["variables"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|v| v["value"].as_str().map(str::to_owned))
+        .collect();
+    assert!(
+        states.iter().any(|s| s.contains(&format!("left the loop at line {}", 8 + 2))),
+        "{states:?}"
+    );
     assert!(d.err("frobnicate", json!({})).contains("not a request the WAVE debugger handles"));
     d.ok(
         "launch",
