@@ -7,6 +7,7 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "a command line prints")]
 
+mod compile;
 mod emit;
 mod info;
 mod report;
@@ -66,6 +67,8 @@ enum Command {
     Run(run::RunArgs),
     /// Print the PTX, HIP, SYCL or Metal code of a .wave, .wbin or case .toml file.
     Emit(emit::EmitArgs),
+    /// Compile a kernel written in Python (so far to HIR: `--emit hir`).
+    Compile(compile::CompileArgs),
     /// The language server, on standard input and output.
     Lsp,
     /// The debug adapter (Debug Adapter Protocol), on standard input and output.
@@ -122,6 +125,7 @@ fn main() -> ExitCode {
         Command::Fmt { files, check } => fmt(&reporter, &files, check),
         Command::Run(args) => run::run(&reporter, args),
         Command::Emit(args) => emit::emit(&reporter, args),
+        Command::Compile(args) => compile::compile(&reporter, args),
         Command::Lsp => wave_lsp::run_stdio()
             .map_err(|e| Failure::Usage(format!("the language server stopped: {e}"))),
         Command::Dap => wave_dap::run_stdio()

@@ -469,3 +469,30 @@ fn dap_speaks_the_protocol_on_stdio() {
     let status = io.child.wait().expect("exits");
     assert!(status.success(), "{status:?}");
 }
+
+/// `wave compile --emit hir` prints typed HIR; mistakes are located diagnostics; stages not
+/// built yet are a clear usage error.
+#[test]
+fn compile_prints_hir_and_reports_mistakes() {
+    let o = wave(&["compile", "compiler/kernel/tests/hir/vector_add.py", "--emit", "hir"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.starts_with(
+            "kernel vector_add(a: f32[], b: f32[], c: f32[], n: u32) workgroup(64, 1, 1) {"
+        ),
+        "{out}"
+    );
+    let o = wave(&["compile", "compiler/kernel/tests/hir/errors.py", "--emit", "hir"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("error[E0401]: `+` between `f32` and `u32`") && err.contains("errors.py:7:9"),
+        "{err}"
+    );
+    let o = wave(&["compile", "compiler/kernel/tests/hir/vector_add.py"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("the compiler builds HIR so far"));
+    let o = wave(&["compile", "conformance/cases/programs/vector_add_bounds.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+}

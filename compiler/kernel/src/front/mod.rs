@@ -1,0 +1,3 @@
+//! Frontends: one per kernel language, each to the same HIR.
+
+pub mod python;

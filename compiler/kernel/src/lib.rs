@@ -1,0 +1,36 @@
+//! The kernel compiler (`wave compile`): GPU kernels written in a general-purpose language, to
+//! WAVE. The pipeline of `docs/kernels.md` (from the compiler design): frontend, HIR, MIR in SSA
+//! form, optimisation, LIR, register allocation, emission.
+//!
+//! Built so far: the Python frontend and HIR ([`hir`]): typed, with thread identity bound to
+//! special registers and intrinsics recognised, printed by `wave compile --emit hir`. The stages
+//! after HIR are the next step of the issue "The kernel compiler".
+
+pub mod front;
+pub mod hir;
+
+use wave_diag::Diagnostic;
+
+/// A kernel language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Language {
+    /// Python (`.py`).
+    Python,
+}
+
+impl Language {
+    /// The language of a file, by its extension.
+    pub fn from_extension(ext: &str) -> Option<Language> {
+        match ext {
+            "py" => Some(Language::Python),
+            _ => None,
+        }
+    }
+}
+
+/// The HIR of every kernel of `text`, with every diagnostic (errors mean the HIR is partial).
+pub fn hir(text: &str, language: Language) -> (Vec<hir::Kernel>, Vec<Diagnostic>) {
+    match language {
+        Language::Python => front::python::lower(text),
+    }
+}

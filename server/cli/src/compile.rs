@@ -1,0 +1,56 @@
+//! `wave compile FILE.py [--emit hir]`: a kernel written in Python, through the kernel
+//! compiler. Today the pipeline ends at HIR (`--emit hir`); MIR, the optimisations, LIR,
+//! register allocation and emission to `.wbin` are the next stages of the compiler.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::report::Reporter;
+use crate::{Failure, read_text};
+
+/// Arguments of `wave compile`.
+#[derive(clap::Args)]
+pub(crate) struct CompileArgs {
+    /// A kernel source: .py.
+    file: PathBuf,
+    /// What to print instead of writing a .wbin.
+    #[arg(long, value_parser = ["hir", "mir", "lir", "asm"])]
+    emit: Option<String>,
+    /// Optimisation level.
+    #[arg(short = 'O', default_value = "2", value_parser = ["0", "1", "2", "3"])]
+    opt: String,
+    /// Write the .wbin here.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+pub(crate) fn compile(reporter: &Reporter, a: CompileArgs) -> Result<(), Failure> {
+    let ext = a.file.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let Some(language) = wave_kernel::Language::from_extension(ext) else {
+        return Err(Failure::Usage(format!(
+            "`{}`: the kernel compiler reads Python (.py) files; Rust, C++ and TypeScript come later",
+            a.file.display()
+        )));
+    };
+    let text = read_text(&a.file)?;
+    let (kernels, diagnostics) = wave_kernel::hir(&text, language);
+    reporter.emit(&a.file.display().to_string(), &text, &diagnostics);
+    if wave_diag::has_errors(&diagnostics) {
+        return Err(Failure::Input);
+    }
+    match a.emit.as_deref() {
+        Some("hir") => {
+            std::io::stdout().lock().write_all(wave_kernel::hir::print(&kernels).as_bytes())?;
+            let _ = (&a.opt, &a.output);
+            Ok(())
+        }
+        other => Err(Failure::Usage(format!(
+            "`{}`: the compiler builds HIR so far (`--emit hir`); {} need MIR, LIR, register allocation and emission, the next stages of the compiler",
+            a.file.display(),
+            match other {
+                Some(form) => format!("`--emit {form}`"),
+                None => "a .wbin and `-O` levels".to_string(),
+            }
+        ))),
+    }
+}
