@@ -276,7 +276,7 @@ impl<'t> Builder<'t> {
             "expression_statement" => {
                 let Some(e) = n.named_child(0) else { return Ok(None) };
                 match e.kind() {
-                    "assignment" => return self.assignment(e).map(Some),
+                    "assignment" => return self.assignment(e),
                     "augmented_assignment" => return self.augmented(e).map(Some),
                     "string" => return Ok(None), // a docstring
                     _ => {
@@ -515,7 +515,7 @@ impl<'t> Builder<'t> {
         Ok(id)
     }
 
-    fn assignment(&mut self, n: Node<'_>) -> R<Stmt> {
+    fn assignment(&mut self, n: Node<'_>) -> R<Option<Stmt>> {
         let span = n.byte_range();
         let left = n.child_by_field_name("left").ok_or(Reported)?;
         let Some(right) = n.child_by_field_name("right") else {
@@ -529,6 +529,30 @@ impl<'t> Builder<'t> {
             Some(t) => Some(self.annotation(t)?),
             None => None,
         };
+        // `tile = wave.local_array(f32, 256)` declares Local Memory shared by the workgroup.
+        if right.kind() == "call"
+            && right
+                .child_by_field_name("function")
+                .is_some_and(|f| matches!(self.src(f), "wave.local_array" | "local_array"))
+        {
+            let ty = self.local_array(right)?;
+            if left.kind() != "identifier" {
+                return Err(self.error(
+                    codes::UNSUPPORTED,
+                    left.byte_range(),
+                    "a local array is assigned to a name",
+                ));
+            }
+            if self.loops > 0 || self.names.contains_key(self.src(left)) {
+                return Err(self.error(
+                    codes::UNSUPPORTED,
+                    span,
+                    "a local array is declared once, outside loops",
+                ));
+            }
+            self.declare(left, ty)?;
+            return Ok(None);
+        }
         match left.kind() {
             "identifier" => {
                 let known = self.names.get(self.src(left)).map(|id| self.vars[id.0 as usize].ty);
@@ -544,7 +568,7 @@ impl<'t> Builder<'t> {
                     ));
                 }
                 let var = self.declare(left, value.ty)?;
-                Ok(Stmt { kind: StmtKind::Assign(var, value), span })
+                Ok(Some(Stmt { kind: StmtKind::Assign(var, value), span }))
             }
             "subscript" => {
                 let (buffer, index, elem) = self.element(left)?;
@@ -561,7 +585,7 @@ impl<'t> Builder<'t> {
                         ),
                     ));
                 }
-                Ok(Stmt { kind: StmtKind::Store(buffer, index, value), span })
+                Ok(Some(Stmt { kind: StmtKind::Store(buffer, index, value), span }))
             }
             _ => Err(self.error(
                 codes::UNSUPPORTED,
@@ -571,9 +595,39 @@ impl<'t> Builder<'t> {
         }
     }
 
-    /// The value of an assignment: an expression, or a local array declaration.
+    /// The value of an assignment.
     fn value(&mut self, n: Node<'_>, want: Option<Scalar>) -> R<Expr> {
         self.expr(n, want)
+    }
+
+    /// `wave.local_array(f32, 256)`: the element type and a constant length.
+    fn local_array(&mut self, call: Node<'_>) -> R<Ty> {
+        let args = self.args(call)?;
+        let [ty, len] = args.as_slice() else {
+            return Err(self.error(codes::BAD_CALL, call.byte_range(), "`local_array` takes an element type and a constant length: `local_array(f32, 256)`"));
+        };
+        let name = self.src(*ty).trim_start_matches("wave.");
+        let elem = match Scalar::from_name(name) {
+            Some(s) if s != Scalar::Bool => s,
+            _ => {
+                return Err(self.error(
+                    codes::BAD_ANNOTATION,
+                    ty.byte_range(),
+                    format!(
+                        "`{}` is not an element type: f32, f16, f64, i32 or u32",
+                        self.src(*ty)
+                    ),
+                ));
+            }
+        };
+        match self.src(*len).replace('_', "").parse::<u32>() {
+            Ok(n) if n > 0 => Ok(Ty::Local(elem, n)),
+            _ => Err(self.error(
+                codes::UNSUPPORTED,
+                len.byte_range(),
+                "the length of a local array is a positive integer constant",
+            )),
+        }
     }
 
     fn augmented(&mut self, n: Node<'_>) -> R<Stmt> {
@@ -969,7 +1023,11 @@ impl<'t> Builder<'t> {
             return Ok(Expr { kind: ExprKind::Cast(Box::new(a)), ty: Ty::Scalar(to), span });
         }
         if name == "local_array" {
-            return Err(self.error(codes::UNSUPPORTED, span, "`local_array` is declared at the top of a kernel: `tile = wave.local_array(f32, 256)`; not supported yet"));
+            return Err(self.error(
+                codes::UNSUPPORTED,
+                span,
+                "`local_array` declares a variable: `tile = wave.local_array(f32, 256)`",
+            ));
         }
         // Atomics: `atomic_add(buffer, index, value)`.
         if let Some(op) = name.strip_prefix("atomic_") {
