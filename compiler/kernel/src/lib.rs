@@ -3,11 +3,13 @@
 //! form, optimisation, LIR, register allocation, emission.
 //!
 //! Built so far: the Python frontend and HIR ([`hir`]): typed, with thread identity bound to
-//! special registers and intrinsics recognised, printed by `wave compile --emit hir`. The stages
-//! after HIR are the next step of the issue "The kernel compiler".
+//! special registers and intrinsics recognised, printed by `wave compile --emit hir`; and MIR
+//! in SSA form ([`mir`]), with its verifier, printed by `--emit mir`. The stages after MIR are
+//! the next step of the issue "The kernel compiler".
 
 pub mod front;
 pub mod hir;
+pub mod mir;
 
 use wave_diag::Diagnostic;
 

@@ -1,6 +1,6 @@
-//! `wave compile FILE.py [--emit hir]`: a kernel written in Python, through the kernel
-//! compiler. Today the pipeline ends at HIR (`--emit hir`); MIR, the optimisations, LIR,
-//! register allocation and emission to `.wbin` are the next stages of the compiler.
+//! `wave compile FILE.py [--emit hir|mir]`: a kernel written in Python, through the kernel
+//! compiler. Today the pipeline ends at MIR (`--emit mir`); the optimisations, LIR, register
+//! allocation and emission to `.wbin` are the next stages of the compiler.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -41,11 +41,16 @@ pub(crate) fn compile(reporter: &Reporter, a: CompileArgs) -> Result<(), Failure
     match a.emit.as_deref() {
         Some("hir") => {
             std::io::stdout().lock().write_all(wave_kernel::hir::print(&kernels).as_bytes())?;
+            Ok(())
+        }
+        Some("mir") => {
+            let funcs: Vec<_> = kernels.iter().map(wave_kernel::mir::lower).collect();
+            std::io::stdout().lock().write_all(wave_kernel::mir::print(&funcs).as_bytes())?;
             let _ = (&a.opt, &a.output);
             Ok(())
         }
         other => Err(Failure::Usage(format!(
-            "`{}`: the compiler builds HIR so far (`--emit hir`); {} need MIR, LIR, register allocation and emission, the next stages of the compiler",
+            "`{}`: the compiler builds HIR and MIR so far (`--emit hir`, `--emit mir`); {} need the optimisations, LIR, register allocation and emission, the next stages of the compiler",
             a.file.display(),
             match other {
                 Some(form) => format!("`--emit {form}`"),

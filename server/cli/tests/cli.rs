@@ -492,7 +492,10 @@ fn compile_prints_hir_and_reports_mistakes() {
     );
     let o = wave(&["compile", "compiler/kernel/tests/hir/vector_add.py"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("the compiler builds HIR so far"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("the compiler builds HIR and MIR so far"));
+    let o = wave(&["compile", "compiler/kernel/tests/hir/vector_add.py", "--emit", "mir"]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("load.device"));
     let o = wave(&["compile", "conformance/cases/programs/vector_add_bounds.toml"]);
     assert_eq!(o.status.code(), Some(2));
 }
