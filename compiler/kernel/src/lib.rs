@@ -10,6 +10,7 @@
 pub mod front;
 pub mod hir;
 pub mod mir;
+pub mod opt;
 
 use wave_diag::Diagnostic;
 

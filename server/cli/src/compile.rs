@@ -44,9 +44,21 @@ pub(crate) fn compile(reporter: &Reporter, a: CompileArgs) -> Result<(), Failure
             Ok(())
         }
         Some("mir") => {
-            let funcs: Vec<_> = kernels.iter().map(wave_kernel::mir::lower).collect();
+            let level = wave_kernel::opt::Level::from_digit(&a.opt)
+                .ok_or_else(|| Failure::Usage(format!("-O{}: use -O0 to -O3", a.opt)))?;
+            if level >= wave_kernel::opt::Level::O2 {
+                eprintln!(
+                    "note: -O{} runs the O1 passes (DCE, CSE, CFG simplification); SCCP, LICM, strength reduction, mem2reg, unrolling and inlining are not built yet",
+                    a.opt
+                );
+            }
+            let mut funcs: Vec<_> = kernels.iter().map(wave_kernel::mir::lower).collect();
+            for f in &mut funcs {
+                wave_kernel::opt::optimize(f, level)
+                    .map_err(|e| Failure::Usage(format!("internal error: {e}")))?;
+            }
             std::io::stdout().lock().write_all(wave_kernel::mir::print(&funcs).as_bytes())?;
-            let _ = (&a.opt, &a.output);
+            let _ = &a.output;
             Ok(())
         }
         other => Err(Failure::Usage(format!(
