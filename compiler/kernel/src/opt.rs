@@ -235,8 +235,8 @@ pub fn simplify_cfg(f: &mut Func) -> bool {
     loop {
         let preds = f.predecessors();
         let mut merged = false;
-        for b in 1..f.blocks.len() {
-            let [p] = preds[b].as_slice() else { continue };
+        for (b, from) in preds.iter().enumerate().skip(1) {
+            let [p] = from.as_slice() else { continue };
             let p = *p;
             if p.0 as usize == b || f.blocks[p.0 as usize].term != Term::Jump(BlockId(b as u32)) {
                 continue;
