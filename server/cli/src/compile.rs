@@ -48,7 +48,7 @@ pub(crate) fn compile(reporter: &Reporter, a: CompileArgs) -> Result<(), Failure
                 .ok_or_else(|| Failure::Usage(format!("-O{}: use -O0 to -O3", a.opt)))?;
             if level >= wave_kernel::opt::Level::O2 {
                 eprintln!(
-                    "note: -O{} runs the O1 passes (DCE, CSE, CFG simplification); SCCP, LICM, strength reduction, mem2reg, unrolling and inlining are not built yet",
+                    "note: -O{} runs DCE, CSE, CFG simplification, SCCP and strength reduction; LICM, unrolling and inlining are not built yet",
                     a.opt
                 );
             }
