@@ -87,7 +87,8 @@ impl Op {
         )
     }
 
-    fn map_operands(&mut self, f: &mut dyn FnMut(Value) -> Value) {
+    /// Replaces each value it reads by `f` of it.
+    pub fn map_operands(&mut self, f: &mut dyn FnMut(Value) -> Value) {
         match self {
             Op::Int(_) | Op::Float(_) | Op::Bool(_) | Op::Param(_) | Op::Special(_) => {}
             Op::Unary(_, a) | Op::Cast(a) | Op::Load(_, a) => *a = f(*a),
@@ -752,7 +753,7 @@ fn zero(ty: Ty) -> Op {
 }
 
 /// Drops blocks no path from the entry reaches, renumbering the others.
-fn remove_unreachable(func: &mut Func) {
+pub(crate) fn remove_unreachable(func: &mut Func) {
     let rpo = func.reverse_postorder();
     let mut keep: Vec<BlockId> = rpo.clone();
     keep.sort();

@@ -92,30 +92,11 @@ fn substitute(f: &mut Func, subst: &HashMap<Value, Value>) {
             }
         }
         for inst in &mut b.insts {
-            let mut op = inst.op.clone();
-            map_operands(&mut op, &find);
-            inst.op = op;
+            inst.op.map_operands(&mut |v| find(v));
         }
         if let Term::Branch(c, _, _) = &mut b.term {
             *c = find(*c);
         }
-    }
-}
-
-fn map_operands(op: &mut Op, f: &dyn Fn(Value) -> Value) {
-    match op {
-        Op::Int(_) | Op::Float(_) | Op::Bool(_) | Op::Param(_) | Op::Special(_) => {}
-        Op::Unary(_, a) | Op::Cast(a) | Op::Load(_, a) => *a = f(*a),
-        Op::Binary(_, a, b) | Op::Store(_, a, b) | Op::Atomic(_, _, a, b) => {
-            *a = f(*a);
-            *b = f(*b);
-        }
-        Op::Select(c, a, b) => {
-            *c = f(*c);
-            *a = f(*a);
-            *b = f(*b);
-        }
-        Op::Call(_, args) => args.iter_mut().for_each(|a| *a = f(*a)),
     }
 }
 
@@ -211,8 +192,7 @@ pub fn cse(f: &mut Func) -> bool {
         let mut keep = Vec::with_capacity(block.insts.len());
         let insts = std::mem::take(&mut block.insts);
         for mut inst in insts {
-            let find = |v: Value| *subst.get(&v).unwrap_or(&v);
-            map_operands(&mut inst.op, &find);
+            inst.op.map_operands(&mut |v| *subst.get(&v).unwrap_or(&v));
             if let Some(d) = inst.dst
                 && let Some(k) = key(f, &inst.op, d)
             {
@@ -275,7 +255,7 @@ pub fn simplify_cfg(f: &mut Func) -> bool {
             }
             substitute(f, &subst);
             // B is now unreachable; renumbering drops it.
-            drop_unreachable(f);
+            crate::mir::remove_unreachable(f);
             merged = true;
             changed = true;
             break;
@@ -283,35 +263,6 @@ pub fn simplify_cfg(f: &mut Func) -> bool {
         if !merged {
             return changed;
         }
-    }
-}
-
-fn drop_unreachable(f: &mut Func) {
-    let rpo = f.reverse_postorder();
-    let mut keep: Vec<BlockId> = rpo;
-    keep.sort();
-    let mut new_id = vec![None; f.blocks.len()];
-    for (i, b) in keep.iter().enumerate() {
-        new_id[b.0 as usize] = Some(BlockId(i as u32));
-    }
-    let map = |b: BlockId| new_id[b.0 as usize].unwrap_or(BlockId(0));
-    let old = std::mem::take(&mut f.blocks);
-    for (i, mut block) in old.into_iter().enumerate() {
-        if new_id[i].is_none() {
-            continue;
-        }
-        block.term = match block.term {
-            Term::Jump(t) => Term::Jump(map(t)),
-            Term::Branch(c, a, b) => Term::Branch(c, map(a), map(b)),
-            Term::Return => Term::Return,
-        };
-        for phi in &mut block.phis {
-            phi.args.retain(|(p, _)| new_id[p.0 as usize].is_some());
-            for (p, _) in &mut phi.args {
-                *p = map(*p);
-            }
-        }
-        f.blocks.push(block);
     }
 }
 
@@ -605,7 +556,7 @@ pub fn sccp(f: &mut Func) -> bool {
         }
     }
     if rewrote {
-        drop_unreachable(f);
+        crate::mir::remove_unreachable(f);
         // Phi arguments only from the predecessors that remain.
         let preds = f.predecessors();
         for (b, block) in f.blocks.iter_mut().enumerate() {
