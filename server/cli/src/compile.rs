@@ -19,7 +19,7 @@ pub(crate) struct CompileArgs {
     /// Optimisation level.
     #[arg(short = 'O', default_value = "2", value_parser = ["0", "1", "2", "3"])]
     opt: String,
-    /// Write the .wbin here.
+    /// Write the result here (with `--emit`, the text form) instead of standard output.
     #[arg(short, long)]
     output: Option<PathBuf>,
 }
@@ -39,10 +39,7 @@ pub(crate) fn compile(reporter: &Reporter, a: CompileArgs) -> Result<(), Failure
         return Err(Failure::Input);
     }
     match a.emit.as_deref() {
-        Some("hir") => {
-            std::io::stdout().lock().write_all(wave_kernel::hir::print(&kernels).as_bytes())?;
-            Ok(())
-        }
+        Some("hir") => write_out(a.output.as_deref(), &wave_kernel::hir::print(&kernels)),
         Some("mir") => {
             let level = wave_kernel::opt::Level::from_digit(&a.opt)
                 .ok_or_else(|| Failure::Usage(format!("-O{}: use -O0 to -O3", a.opt)))?;
@@ -57,9 +54,7 @@ pub(crate) fn compile(reporter: &Reporter, a: CompileArgs) -> Result<(), Failure
                 wave_kernel::opt::optimize(f, level)
                     .map_err(|e| Failure::Usage(format!("internal error: {e}")))?;
             }
-            std::io::stdout().lock().write_all(wave_kernel::mir::print(&funcs).as_bytes())?;
-            let _ = &a.output;
-            Ok(())
+            write_out(a.output.as_deref(), &wave_kernel::mir::print(&funcs))
         }
         other => Err(Failure::Usage(format!(
             "`{}`: the compiler builds HIR and MIR so far (`--emit hir`, `--emit mir`); {} need the optimisations, LIR, register allocation and emission, the next stages of the compiler",
@@ -69,5 +64,14 @@ pub(crate) fn compile(reporter: &Reporter, a: CompileArgs) -> Result<(), Failure
                 None => "a .wbin and `-O` levels".to_string(),
             }
         ))),
+    }
+}
+
+/// Writes `text` to `path`, or to standard output.
+fn write_out(path: Option<&std::path::Path>, text: &str) -> Result<(), Failure> {
+    match path {
+        Some(p) => std::fs::write(p, text)
+            .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", p.display()))),
+        None => Ok(std::io::stdout().lock().write_all(text.as_bytes())?),
     }
 }

@@ -496,6 +496,11 @@ fn compile_prints_hir_and_reports_mistakes() {
     let o = wave(&["compile", "compiler/kernel/tests/hir/vector_add.py", "--emit", "mir"]);
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).contains("load.device"));
+    let out = std::env::temp_dir().join(format!("wave-compile-{}.mir", std::process::id()));
+    let o = wave(&["compile", "compiler/kernel/tests/hir/saxpy.py", "--emit", "mir", "-O1", "-o", out.to_str().expect("path")]);
+    assert!(o.status.success());
+    assert!(std::fs::read_to_string(&out).expect("written").starts_with("kernel saxpy("));
+    let _ = std::fs::remove_file(&out);
     let o = wave(&["compile", "conformance/cases/programs/vector_add_bounds.toml"]);
     assert_eq!(o.status.code(), Some(2));
 }
