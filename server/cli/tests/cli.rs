@@ -497,7 +497,15 @@ fn compile_prints_hir_and_reports_mistakes() {
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).contains("load.device"));
     let out = std::env::temp_dir().join(format!("wave-compile-{}.mir", std::process::id()));
-    let o = wave(&["compile", "compiler/kernel/tests/hir/saxpy.py", "--emit", "mir", "-O1", "-o", out.to_str().expect("path")]);
+    let o = wave(&[
+        "compile",
+        "compiler/kernel/tests/hir/saxpy.py",
+        "--emit",
+        "mir",
+        "-O1",
+        "-o",
+        out.to_str().expect("path"),
+    ]);
     assert!(o.status.success());
     assert!(std::fs::read_to_string(&out).expect("written").starts_with("kernel saxpy("));
     let _ = std::fs::remove_file(&out);
