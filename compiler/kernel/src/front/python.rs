@@ -55,6 +55,23 @@ pub fn lower(text: &str) -> (Vec<Kernel>, Vec<Diagnostic>) {
     };
     let root = tree.root_node();
     let mut kernels = Vec::new();
+    // Every other top-level function is a helper, inlined where a kernel calls it.
+    let mut helpers: HashMap<String, Node<'_>> = HashMap::new();
+    let mut hc = root.walk();
+    for item in root.named_children(&mut hc) {
+        let def = match item.kind() {
+            "function_definition" => Some(item),
+            "decorated_definition" if !text[item.byte_range()].contains("kernel") => {
+                item.child_by_field_name("definition")
+            }
+            _ => None,
+        };
+        if let Some(def) = def.filter(|d| d.kind() == "function_definition")
+            && let Some(name) = def.child_by_field_name("name")
+        {
+            helpers.insert(text[name.byte_range()].to_owned(), def);
+        }
+    }
     let mut cursor = root.walk();
     for item in root.named_children(&mut cursor) {
         if item.kind() != "decorated_definition" {
@@ -76,6 +93,9 @@ pub fn lower(text: &str) -> (Vec<Kernel>, Vec<Diagnostic>) {
             names: HashMap::new(),
             diagnostics: Vec::new(),
             loops: 0,
+            helpers: &helpers,
+            inlining: Vec::new(),
+            prelude: Vec::new(),
         };
         if let Some(k) = b.kernel(def, workgroup) {
             kernels.push(k);
@@ -96,6 +116,8 @@ pub fn lower(text: &str) -> (Vec<Kernel>, Vec<Diagnostic>) {
         ));
     }
     diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    // A helper inlined twice reports its mistakes once.
+    diagnostics.dedup_by(|a, b| a.span == b.span && a.code == b.code && a.message == b.message);
     (kernels, diagnostics)
 }
 
@@ -148,12 +170,19 @@ fn workgroup_size(text: &str, item: Node<'_>) -> Option<[u32; 3]> {
     }
 }
 
-struct Builder<'t> {
+struct Builder<'t, 'h> {
     text: &'t str,
     vars: Vec<Var>,
     names: HashMap<String, VarId>,
     diagnostics: Vec<Diagnostic>,
     loops: usize,
+    /// The module's other functions, by name: helpers inlined where they are called.
+    helpers: &'h HashMap<String, Node<'t>>,
+    /// The helpers being inlined, outermost first (a repeat is recursion).
+    inlining: Vec<String>,
+    /// Statements an expression needs before it (an inlined helper's body), taken by the
+    /// statement that contains the expression.
+    prelude: Vec<Stmt>,
 }
 
 /// A failure already reported as a diagnostic.
@@ -168,7 +197,7 @@ fn scalar(ty: Ty) -> Option<Scalar> {
     }
 }
 
-impl<'t> Builder<'t> {
+impl<'t> Builder<'t, '_> {
     fn src(&self, n: Node<'_>) -> &'t str {
         &self.text[n.byte_range()]
     }
@@ -262,7 +291,11 @@ impl<'t> Builder<'t> {
         let mut out = Vec::new();
         let mut c = n.walk();
         for s in n.named_children(&mut c) {
-            if let Ok(Some(stmt)) = self.stmt(s) {
+            let outer = std::mem::take(&mut self.prelude);
+            let result = self.stmt(s);
+            // What the statement's expressions needed first, then the statement.
+            out.extend(std::mem::replace(&mut self.prelude, outer));
+            if let Ok(Some(stmt)) = result {
                 out.push(stmt);
             }
         }
@@ -279,6 +312,14 @@ impl<'t> Builder<'t> {
                     "assignment" => return self.assignment(e),
                     "augmented_assignment" => return self.augmented(e).map(Some),
                     "string" => return Ok(None), // a docstring
+                    "call"
+                        if e.child_by_field_name("function")
+                            .is_some_and(|f| self.helpers.contains_key(self.src(f))) =>
+                    {
+                        // A helper called for its effect: its body is the prelude.
+                        self.inline(e, None, true)?;
+                        return Ok(None);
+                    }
                     _ => {
                         let e = self.expr(e, None)?;
                         if !matches!(e.kind, ExprKind::Call(..)) {
@@ -294,7 +335,15 @@ impl<'t> Builder<'t> {
             }
             "if_statement" => self.if_statement(n)?,
             "while_statement" => {
+                let before = self.prelude.len();
                 let cond = self.condition(n.child_by_field_name("condition"))?;
+                if self.prelude.len() != before {
+                    return Err(self.error(
+                        codes::UNSUPPORTED,
+                        span,
+                        "a helper call in a `while` condition runs once, not at every test: assign its result inside the loop",
+                    ));
+                }
                 self.loops += 1;
                 let body = n.child_by_field_name("body").map(|b| self.block(b)).unwrap_or_default();
                 self.loops -= 1;
@@ -317,6 +366,13 @@ impl<'t> Builder<'t> {
                     ));
                 }
                 if n.kind() == "break_statement" { StmtKind::Break } else { StmtKind::Continue }
+            }
+            "return_statement" if !self.inlining.is_empty() => {
+                return Err(self.error(
+                    codes::UNSUPPORTED,
+                    span,
+                    "a helper returns at the end of its body only",
+                ));
             }
             "return_statement" => {
                 if n.named_child(0).is_some() {
@@ -378,15 +434,19 @@ impl<'t> Builder<'t> {
                         .unwrap_or_default();
                 }
                 _ => {
-                    let c = self.condition(clause.child_by_field_name("condition"))?;
+                    let outer = std::mem::take(&mut self.prelude);
+                    let c = self.condition(clause.child_by_field_name("condition"));
+                    let mut first = std::mem::replace(&mut self.prelude, outer);
+                    let c = c?;
                     let body = clause
                         .child_by_field_name("consequence")
                         .map(|b| self.block(b))
                         .unwrap_or_default();
-                    otherwise = vec![Stmt {
+                    first.push(Stmt {
                         kind: StmtKind::If(c, body, otherwise),
                         span: clause.byte_range(),
-                    }];
+                    });
+                    otherwise = first;
                 }
             }
         }
@@ -510,7 +570,11 @@ impl<'t> Builder<'t> {
             return Ok(id);
         }
         let id = VarId(self.vars.len() as u32);
-        self.vars.push(Var { name: text.clone(), ty, span: name.byte_range(), param: false });
+        let shown = match self.inlining.last() {
+            Some(h) => self.unique(format!("{h}.{text}")),
+            None => text.clone(),
+        };
+        self.vars.push(Var { name: shown, ty, span: name.byte_range(), param: false });
         self.names.insert(text, id);
         Ok(id)
     }
@@ -931,6 +995,153 @@ impl<'t> Builder<'t> {
         }
     }
 
+    /// Inlines the helper called by `call`. Its arguments are evaluated here; each scalar
+    /// parameter becomes a variable (`helper.name`) assigned in the prelude, and a buffer
+    /// parameter names the caller's buffer. Its body goes to the prelude, and its value is the
+    /// expression of its final `return`. With `effect`, it is called as a statement.
+    fn inline(&mut self, call: Node<'_>, want: Option<Scalar>, effect: bool) -> R<Expr> {
+        let span = call.byte_range();
+        let f = call.child_by_field_name("function").ok_or(Reported)?;
+        let name = self.src(f).to_owned();
+        let def = *self.helpers.get(&name).ok_or(Reported)?;
+        if self.inlining.contains(&name) {
+            return Err(self.error(
+                codes::UNSUPPORTED,
+                span,
+                format!(
+                    "`{name}` calls itself (through {}): kernels cannot recurse",
+                    self.inlining.join(" → ")
+                ),
+            ));
+        }
+        let mut params: Vec<(String, Ty)> = Vec::new();
+        if let Some(list) = def.child_by_field_name("parameters") {
+            let mut c = list.walk();
+            for p in list.named_children(&mut c) {
+                let (pname, ty) = match p.kind() {
+                    "typed_parameter" => {
+                        let mut c2 = p.walk();
+                        let pname = p.named_children(&mut c2).find(|n| n.kind() == "identifier");
+                        (pname, p.child_by_field_name("type"))
+                    }
+                    "identifier" => (Some(p), None),
+                    _ => {
+                        return Err(self.error(
+                            codes::UNSUPPORTED,
+                            p.byte_range(),
+                            "helper parameters are plain names with a type",
+                        ));
+                    }
+                };
+                let pname = pname.ok_or(Reported)?;
+                let Some(ty) = ty else {
+                    return Err(self.error(
+                        codes::BAD_ANNOTATION,
+                        p.byte_range(),
+                        format!("parameter `{}` of `{name}` needs a type", self.src(pname)),
+                    ));
+                };
+                let ty = self.annotation(ty)?;
+                params.push((self.src(pname).to_owned(), ty));
+            }
+        }
+        let args = self.args(call)?;
+        if args.len() != params.len() {
+            return Err(self.error(
+                codes::BAD_CALL,
+                span,
+                format!("`{name}` takes {} arguments, not {}", params.len(), args.len()),
+            ));
+        }
+        let mut bound = Vec::new();
+        for ((pname, ty), a) in params.iter().zip(&args) {
+            let e = self.expr(*a, scalar(*ty))?;
+            let fits =
+                e.ty == *ty || matches!((e.ty, ty), (Ty::Local(s, _), Ty::Buffer(t)) if s == *t);
+            if !fits {
+                return Err(self.error(
+                    codes::TYPE_MISMATCH,
+                    a.byte_range(),
+                    format!("`{pname}` of `{name}` is `{ty}`, the argument is `{}`", e.ty),
+                ));
+            }
+            bound.push((pname.clone(), e));
+        }
+        let outer_names = std::mem::take(&mut self.names);
+        let outer_loops = std::mem::replace(&mut self.loops, 0);
+        self.inlining.push(name.clone());
+        let result = self.inline_body(def, &name, bound, want, &span);
+        self.inlining.pop();
+        self.loops = outer_loops;
+        self.names = outer_names;
+        let value = result?;
+        match (value, effect) {
+            (Some(v), _) => Ok(v),
+            (None, true) => Ok(Expr { kind: ExprKind::Bool(true), ty: Ty::Unit, span }),
+            (None, false) => {
+                Err(self.error(codes::TYPE_MISMATCH, span, format!("`{name}` returns no value")))
+            }
+        }
+    }
+
+    /// `name`, or `name#2`, `name#3`, ... when a variable already has it (a helper inlined
+    /// more than once).
+    fn unique(&self, name: String) -> String {
+        let taken = |n: &str| self.vars.iter().any(|v| v.name == n);
+        if !taken(&name) {
+            return name;
+        }
+        (2..).map(|i| format!("{name}#{i}")).find(|n| !taken(n)).unwrap_or(name)
+    }
+
+    fn inline_body(
+        &mut self,
+        def: Node<'_>,
+        name: &str,
+        bound: Vec<(String, Expr)>,
+        want: Option<Scalar>,
+        span: &Span,
+    ) -> R<Option<Expr>> {
+        for (pname, e) in bound {
+            match (&e.kind, e.ty) {
+                (ExprKind::Var(v), Ty::Buffer(_) | Ty::Local(..)) => {
+                    self.names.insert(pname, *v);
+                }
+                _ => {
+                    let id = VarId(self.vars.len() as u32);
+                    let shown = self.unique(format!("{name}.{pname}"));
+                    self.vars.push(Var { name: shown, ty: e.ty, span: span.clone(), param: false });
+                    self.names.insert(pname, id);
+                    self.prelude.push(Stmt { kind: StmtKind::Assign(id, e), span: span.clone() });
+                }
+            }
+        }
+        let body = def.child_by_field_name("body").ok_or(Reported)?;
+        let mut c = body.walk();
+        let stmts: Vec<Node<'_>> =
+            body.named_children(&mut c).filter(|s| s.kind() != "comment").collect();
+        let mut value = None;
+        for (i, s) in stmts.iter().enumerate() {
+            if s.kind() == "return_statement" {
+                if i + 1 != stmts.len() {
+                    return Err(self.error(
+                        codes::UNSUPPORTED,
+                        s.byte_range(),
+                        "a helper returns at the end of its body only",
+                    ));
+                }
+                if let Some(e) = s.named_child(0) {
+                    value = Some(self.expr(e, want)?);
+                }
+                continue;
+            }
+            if let Some(stmt) = self.stmt(*s)? {
+                self.prelude.push(stmt);
+            }
+        }
+        Ok(value)
+    }
+
     fn call(&mut self, n: Node<'_>, want: Option<Scalar>) -> R<Expr> {
         let span = n.byte_range();
         let f = n.child_by_field_name("function").ok_or(Reported)?;
@@ -1177,10 +1388,13 @@ impl<'t> Builder<'t> {
             let ty = lead.ty;
             return Ok(Expr { kind: ExprKind::Call(i, list), ty, span });
         }
+        if self.helpers.contains_key(full.as_str()) {
+            return self.inline(n, want, false);
+        }
         Err(self.error(
             codes::UNKNOWN_NAME,
             f.byte_range(),
-            format!("`{full}` is not an intrinsic; calls to other functions are not supported yet"),
+            format!("`{full}` is not an intrinsic or a function of this file"),
         ))
     }
 }

@@ -22,3 +22,16 @@ def broken(a: f32[:], n: u32, m):
 
 def not_a_kernel():
     pass
+
+
+def ping(n: u32) -> u32:
+    return pong(n)
+
+
+def pong(n: u32) -> u32:
+    return ping(n)
+
+
+@wave.kernel
+def recursive(out: u32[:]):
+    out[0] = ping(1)
