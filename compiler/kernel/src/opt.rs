@@ -4,7 +4,7 @@
 //! Built so far: dead code elimination, common subexpression elimination over the dominator
 //! tree (local and global at once), CFG simplification (merging a block into its only
 //! predecessor when that predecessor jumps straight to it) at O1; sparse conditional constant
-//! propagation and strength reduction at O2.
+//! propagation, strength reduction and loop-invariant code motion at O2.
 
 use std::collections::HashMap;
 
@@ -17,7 +17,7 @@ pub enum Level {
     O0,
     /// DCE, CSE, CFG simplification.
     O1,
-    /// O1, SCCP and strength reduction (LICM next; mem2reg is for the C++ frontend).
+    /// O1, SCCP, strength reduction and LICM (mem2reg is for the C++ frontend).
     O2,
     /// O2 and (next) unrolling and inlining.
     O3,
@@ -48,6 +48,7 @@ pub fn passes(level: Level) -> Vec<Pass> {
             ("sccp", sccp),
             ("strength-reduce", strength_reduce),
             ("cse", cse),
+            ("licm", licm),
             ("dce", dce),
             ("simplify-cfg", simplify_cfg),
             ("dce", dce),
@@ -693,5 +694,126 @@ mod o2_tests {
             "{text}"
         );
         assert!(text.contains("shl") && text.contains("shr") && text.contains("and"), "{text}");
+    }
+}
+
+// -------------------------------------------------------------------------------------------
+// Loop-invariant code motion (O2).
+
+/// The blocks of the natural loop of each back edge `latch → header`, by header.
+fn natural_loops(f: &Func) -> Vec<(BlockId, Vec<BlockId>)> {
+    let idom = f.dominators();
+    let preds = f.predecessors();
+    let mut loops: Vec<(BlockId, Vec<BlockId>)> = Vec::new();
+    for (b, block) in f.blocks.iter().enumerate() {
+        for h in block.term.successors() {
+            let latch = BlockId(b as u32);
+            if !Func::dominates(&idom, h, latch) {
+                continue;
+            }
+            // Everything that reaches the latch without passing the header.
+            let mut body = vec![h];
+            let mut work = vec![latch];
+            while let Some(x) = work.pop() {
+                if body.contains(&x) {
+                    continue;
+                }
+                body.push(x);
+                work.extend(preds[x.0 as usize].iter().copied());
+            }
+            match loops.iter_mut().find(|(hh, _)| *hh == h) {
+                Some((_, existing)) => {
+                    for x in body {
+                        if !existing.contains(&x) {
+                            existing.push(x);
+                        }
+                    }
+                }
+                None => loops.push((h, body)),
+            }
+        }
+    }
+    loops
+}
+
+/// Loop-invariant code motion: a pure instruction of a loop whose operands are all defined
+/// outside it moves to the loop's preheader (the one block outside that jumps to the header).
+/// Loads stay (a store in the loop may change memory), and so do intrinsic calls: a wave
+/// operation depends on which lanes are still in the loop.
+pub fn licm(f: &mut Func) -> bool {
+    let mut changed = false;
+    loop {
+        let mut moved = false;
+        let preds = f.predecessors();
+        for (header, body) in natural_loops(f) {
+            let outside: Vec<BlockId> =
+                preds[header.0 as usize].iter().copied().filter(|p| !body.contains(p)).collect();
+            let [pre] = outside.as_slice() else { continue };
+            if f.blocks[pre.0 as usize].term != Term::Jump(header) {
+                continue;
+            }
+            // Values defined inside the loop.
+            let mut inside: std::collections::HashSet<Value> = Default::default();
+            for b in &body {
+                let block = &f.blocks[b.0 as usize];
+                inside.extend(block.phis.iter().map(|p| p.dst));
+                inside.extend(block.insts.iter().filter_map(|i| i.dst));
+            }
+            let mut hoisted = Vec::new();
+            for b in &body {
+                let block = &mut f.blocks[b.0 as usize];
+                let mut keep = Vec::with_capacity(block.insts.len());
+                for inst in std::mem::take(&mut block.insts) {
+                    let pure = !matches!(
+                        inst.op,
+                        Op::Load(..) | Op::Store(..) | Op::Atomic(..) | Op::Call(..)
+                    );
+                    let invariant = inst.op.operands().iter().all(|v| !inside.contains(v));
+                    match inst.dst {
+                        Some(d) if pure && invariant => {
+                            inside.remove(&d);
+                            hoisted.push(inst);
+                        }
+                        _ => keep.push(inst),
+                    }
+                }
+                block.insts = keep;
+            }
+            if !hoisted.is_empty() {
+                f.blocks[pre.0 as usize].insts.extend(hoisted);
+                moved = true;
+                changed = true;
+                break;
+            }
+        }
+        if !moved {
+            return changed;
+        }
+    }
+}
+
+#[cfg(test)]
+mod licm_tests {
+    use super::*;
+
+    #[test]
+    fn invariant_arithmetic_leaves_the_loop_and_wave_operations_stay() {
+        let src = "import wave\n@wave.kernel\ndef k(out: u32[:], n: u32, m: u32):\n    s: u32 = 0\n    for i in range(n):\n        t = m * m + 7\n        s += t + wave.reduce_add(i)\n    out[0] = s\n";
+        let (kernels, d) = crate::hir(src, crate::Language::Python);
+        assert!(d.is_empty(), "{d:?}");
+        let mut f = crate::mir::lower(&kernels[0]);
+        optimize(&mut f, Level::O2).expect("verified");
+        let header = natural_loops(&f).first().map(|(h, _)| *h).expect("a loop");
+        let body: Vec<BlockId> = natural_loops(&f)[0].1.clone();
+        let in_loop = |pred: &dyn Fn(&Op) -> bool| {
+            body.iter().any(|b| f.blocks[b.0 as usize].insts.iter().any(|i| pred(&i.op)))
+        };
+        assert!(
+            !in_loop(&|op| matches!(op, Op::Binary(BinOp::Mul, ..))),
+            "m * m is hoisted:\n{}",
+            crate::mir::print(std::slice::from_ref(&f))
+        );
+        assert!(in_loop(&|op| matches!(op, Op::Call(..))), "the wave reduction stays in the loop");
+        assert!(header.0 > 0);
     }
 }

@@ -45,7 +45,7 @@ pub(crate) fn compile(reporter: &Reporter, a: CompileArgs) -> Result<(), Failure
                 .ok_or_else(|| Failure::Usage(format!("-O{}: use -O0 to -O3", a.opt)))?;
             if level >= wave_kernel::opt::Level::O2 {
                 eprintln!(
-                    "note: -O{} runs DCE, CSE, CFG simplification, SCCP and strength reduction; LICM, unrolling and inlining are not built yet",
+                    "note: -O{} runs DCE, CSE, CFG simplification, SCCP, strength reduction and LICM; unrolling and O3 inlining are not built yet",
                     a.opt
                 );
             }
