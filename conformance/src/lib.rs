@@ -142,6 +142,32 @@ pub struct Case {
     pub expect: Expectation,
     /// Instruction budget.
     pub max_steps: u64,
+    /// The kernel source the assembly was compiled from (a `.py` file), if any.
+    pub kernel_source: Option<KernelSource>,
+}
+
+/// A kernel source a case is compiled from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelSource {
+    /// The file.
+    pub path: PathBuf,
+    /// Its text.
+    pub text: String,
+    /// Its language.
+    pub language: wave_kernel::Language,
+    /// The optimisation level the case's `source` was compiled at.
+    pub level: wave_kernel::opt::Level,
+    /// Diagnostics of the compilation (errors mean `source` is empty).
+    pub diagnostics: Vec<wave_diag::Diagnostic>,
+}
+
+/// Compiles a kernel source to assembly text at `level`.
+fn compile_kernel(k: &mut KernelSource) -> String {
+    let options = wave_kernel::Options { level: k.level, ..Default::default() };
+    let (out, diagnostics) =
+        wave_kernel::compile(&k.text, k.language, &k.path.display().to_string(), options);
+    k.diagnostics = diagnostics;
+    out.map(|o| o.asm).unwrap_or_default()
 }
 
 fn err<T>(path: &Path, message: impl std::fmt::Display) -> Result<T, String> {
@@ -336,25 +362,40 @@ impl Case {
             Some(_) => return err(path, "`wave_widths` must be a list"),
             None => vec![8, 16, 32, 64],
         };
-        let (source, source_name) = match (table.get("source"), table.get("file")) {
+        let mut kernel_source: Option<KernelSource> = None;
+        let (mut source, source_name) = match (table.get("source"), table.get("file")) {
             (Some(Value::String(s)), None) => (s.clone(), format!("{}", path.display())),
             (None, Some(Value::String(f))) => {
                 let at = path.parent().unwrap_or(Path::new(".")).join(f);
-                match at.extension().and_then(|e| e.to_str()) {
-                    Some("wave") => {}
-                    Some("py" | "rs" | "cpp" | "ts") => {
-                        return err(
-                            path,
-                            format!(
-                                "`{f}`: kernel sources need the kernel compiler, which is not built yet"
-                            ),
-                        );
-                    }
-                    _ => return err(path, format!("`{f}` is not a .wave file")),
+                let ext = at.extension().and_then(|e| e.to_str()).unwrap_or("");
+                let language = wave_kernel::Language::from_extension(ext);
+                if ext != "wave" && language.is_none() {
+                    return err(
+                        path,
+                        format!("`{f}` is neither a .wave file nor a kernel source (.py)"),
+                    );
                 }
                 let text = std::fs::read_to_string(&at).map_err(|e| {
                     format!("{}: cannot read `{}`: {e}", path.display(), at.display())
                 })?;
+                if let Some(language) = language {
+                    let level = match table.get("opt") {
+                        None => wave_kernel::opt::Level::O2,
+                        Some(v) => {
+                            let n = int(path, v, "opt")?;
+                            wave_kernel::opt::Level::from_digit(&n.to_string()).ok_or_else(
+                                || format!("{}: `opt` is 0, 1, 2 or 3", path.display()),
+                            )?
+                        }
+                    };
+                    kernel_source = Some(KernelSource {
+                        path: at.clone(),
+                        text: text.clone(),
+                        language,
+                        level,
+                        diagnostics: Vec::new(),
+                    });
+                }
                 (text, at.display().to_string())
             }
             _ => return err(path, "a case needs exactly one of `source` and `file`"),
@@ -463,6 +504,9 @@ impl Case {
                 .map_err(|_| format!("{}: bad max_steps", path.display()))?,
             None => DEFAULT_MAX_STEPS,
         };
+        if let Some(k) = &mut kernel_source {
+            source = compile_kernel(k);
+        }
         Ok(Case {
             path: path.to_owned(),
             name,
@@ -478,7 +522,19 @@ impl Case {
             memory,
             expect,
             max_steps,
+            kernel_source,
         })
+    }
+
+    /// The same case compiled from its kernel source at another optimisation level (a case
+    /// of assembly is returned as it is).
+    pub fn at_level(&self, level: wave_kernel::opt::Level) -> Case {
+        let mut case = self.clone();
+        if let Some(k) = &mut case.kernel_source {
+            k.level = level;
+            case.source = compile_kernel(k);
+        }
+        case
     }
 
     /// The dispatch at width `w`.
@@ -506,8 +562,9 @@ impl Case {
     /// Runs the case at every width; `Ok` or the first failure, as one line.
     pub fn run(&self) -> Result<(), String> {
         let assembly = wave_asm::assemble(&self.source, &self.source_name);
+        let compiled = self.kernel_source.as_ref().map(|k| &k.diagnostics);
         let errors: Vec<&wave_diag::Diagnostic> =
-            assembly.diagnostics.iter().filter(|d| d.is_error()).collect();
+            compiled.unwrap_or(&assembly.diagnostics).iter().filter(|d| d.is_error()).collect();
         if let Expectation::Error(code) = &self.expect {
             return if errors.iter().any(|d| d.code == code) {
                 Ok(())
@@ -520,10 +577,8 @@ impl Case {
             };
         }
         if let Some(first) = errors.first() {
-            return Err(format!(
-                "does not assemble: {}[{}] {}",
-                "error", first.code, first.message
-            ));
+            let verb = if compiled.is_some() { "compile" } else { "assemble" };
+            return Err(format!("does not {verb}: {}[{}] {}", "error", first.code, first.message));
         }
         for &w in &self.wave_widths {
             let mut device = self.initial_memory();

@@ -7,10 +7,15 @@
 //! in SSA form ([`mir`]), with its verifier, printed by `--emit mir`. The stages after MIR are
 //! the next step of the issue "The kernel compiler".
 
+pub mod emit;
 pub mod front;
 pub mod hir;
+pub mod lir;
 pub mod mir;
 pub mod opt;
+pub mod regalloc;
+
+pub use emit::{Options, Output, compile};
 
 use wave_diag::Diagnostic;
 

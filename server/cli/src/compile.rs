@@ -1,6 +1,5 @@
-//! `wave compile FILE.py [--emit hir|mir]`: a kernel written in Python, through the kernel
-//! compiler. Today the pipeline ends at MIR (`--emit mir`); the optimisations, LIR, register
-//! allocation and emission to `.wbin` are the next stages of the compiler.
+//! `wave compile FILE.py [-O0..-O3] [--emit hir|mir|lir|asm] [-o OUT]`: a kernel written in
+//! Python, through the kernel compiler, to a `.wbin` (or one of the intermediate forms).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -19,9 +18,13 @@ pub(crate) struct CompileArgs {
     /// Optimisation level.
     #[arg(short = 'O', default_value = "2", value_parser = ["0", "1", "2", "3"])]
     opt: String,
-    /// Write the result here (with `--emit`, the text form) instead of standard output.
+    /// Write the result here (with `--emit`, the text form; else the .wbin, by default
+    /// next to the source) instead of standard output.
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// The most registers a kernel may use; beyond it, values spill to Local Memory.
+    #[arg(long, default_value_t = 64)]
+    max_registers: u32,
 }
 
 pub(crate) fn compile(reporter: &Reporter, a: CompileArgs) -> Result<(), Failure> {
@@ -38,17 +41,15 @@ pub(crate) fn compile(reporter: &Reporter, a: CompileArgs) -> Result<(), Failure
     if wave_diag::has_errors(&diagnostics) {
         return Err(Failure::Input);
     }
+    let level = wave_kernel::opt::Level::from_digit(&a.opt)
+        .ok_or_else(|| Failure::Usage(format!("-O{}: use -O0 to -O3", a.opt)))?;
+    if a.max_registers == 0 || a.max_registers > 256 {
+        return Err(Failure::Usage(format!("--max-registers {}: give 1 to 256", a.max_registers)));
+    }
+    let options = wave_kernel::Options { level, max_registers: a.max_registers };
     match a.emit.as_deref() {
         Some("hir") => write_out(a.output.as_deref(), &wave_kernel::hir::print(&kernels)),
         Some("mir") => {
-            let level = wave_kernel::opt::Level::from_digit(&a.opt)
-                .ok_or_else(|| Failure::Usage(format!("-O{}: use -O0 to -O3", a.opt)))?;
-            if level >= wave_kernel::opt::Level::O2 {
-                eprintln!(
-                    "note: -O{} runs DCE, CSE, CFG simplification, SCCP, strength reduction and LICM; unrolling and O3 inlining are not built yet",
-                    a.opt
-                );
-            }
             let mut funcs: Vec<_> = kernels.iter().map(wave_kernel::mir::lower).collect();
             for f in &mut funcs {
                 wave_kernel::opt::optimize(f, level)
@@ -56,14 +57,30 @@ pub(crate) fn compile(reporter: &Reporter, a: CompileArgs) -> Result<(), Failure
             }
             write_out(a.output.as_deref(), &wave_kernel::mir::print(&funcs))
         }
-        other => Err(Failure::Usage(format!(
-            "`{}`: the compiler builds HIR and MIR so far (`--emit hir`, `--emit mir`); {} need the optimisations, LIR, register allocation and emission, the next stages of the compiler",
-            a.file.display(),
-            match other {
-                Some(form) => format!("`--emit {form}`"),
-                None => "a .wbin and `-O` levels".to_string(),
+        emit => {
+            let path = a.file.display().to_string();
+            let out = match wave_kernel::emit::compile_hir(&kernels, &text, &path, options) {
+                Ok(out) => out,
+                Err(d) => {
+                    reporter.emit(&path, &text, &d);
+                    return Err(Failure::Input);
+                }
+            };
+            match emit {
+                Some("lir") => {
+                    let lirs: Vec<_> = out.kernels.iter().map(|k| k.lir.clone()).collect();
+                    write_out(a.output.as_deref(), &wave_kernel::lir::print(&lirs))
+                }
+                Some(_) => write_out(a.output.as_deref(), &out.asm),
+                None => {
+                    let bytes = wave_wbin::write(&out.module);
+                    let target = a.output.clone().unwrap_or_else(|| a.file.with_extension("wbin"));
+                    std::fs::write(&target, bytes).map_err(|e| {
+                        Failure::Usage(format!("cannot write `{}`: {e}", target.display()))
+                    })
+                }
             }
-        ))),
+        }
     }
 }
 

@@ -5,9 +5,9 @@ import wave
 def reduce(data: f32[:], sums: f32[:], hist: u32[:], n: u32):
     i = wave.global_id()
     v = data[i] if i < n else 0.0
-    s = wave.reduce_add(v)
+    s = wave.reduce_add(u32(v * 100.0))
     if wave.lane_id() == 0:
-        wave.atomic_add(sums, 0, s)
+        wave.atomic_add(sums, 0, f32(s))
     bucket = min(u32(abs(v) * 4.0), 15)
     old = wave.atomic_add(hist, bucket, 1)
     wave.barrier()

@@ -1,0 +1,237 @@
+//! Emission: the allocated LIR as WAVE assembly, assembled by `wave-asm` into a `.wbin`
+//! whose line table points into the kernel source (not the generated assembly).
+//!
+//! Going through assembly text keeps one encoder (the isa table's) and makes `--emit asm`
+//! exactly what is encoded: the assembler checks every generated instruction, and any
+//! complaint from it is a compiler bug reported as E0410 with the generated line.
+
+use std::fmt::Write as _;
+
+use wave_diag::{Diagnostic, Span};
+use wave_wbin::{LineEntry, Module};
+
+use crate::front::python::codes;
+use crate::lir::{self, Lir};
+use crate::opt::Level;
+use crate::regalloc::{self, Allocation};
+use crate::{Language, hir, mir, opt};
+
+/// How to compile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Optimisation level.
+    pub level: Level,
+    /// The most registers a kernel may use before it spills (the spec minimum of
+    /// MAX_REGISTERS, 64, runs on every target).
+    pub max_registers: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { level: Level::O2, max_registers: 64 }
+    }
+}
+
+/// One compiled kernel.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    /// Its MIR after optimisation.
+    pub mir: mir::Func,
+    /// Its LIR before allocation (spill code included).
+    pub lir: Lir,
+    /// The allocation.
+    pub allocation: Allocation,
+}
+
+/// A compiled file.
+#[derive(Clone, Debug)]
+pub struct Output {
+    /// Every kernel.
+    pub kernels: Vec<Kernel>,
+    /// The generated assembly.
+    pub asm: String,
+    /// The `.wbin`, with the line table into the kernel source.
+    pub module: Module,
+}
+
+/// Compiles every kernel of `text` (a file at `path`) to a `.wbin`. Errors mean no output.
+pub fn compile(
+    text: &str,
+    language: Language,
+    path: &str,
+    options: Options,
+) -> (Option<Output>, Vec<Diagnostic>) {
+    let (kernels, mut diagnostics) = crate::hir(text, language);
+    if wave_diag::has_errors(&diagnostics) {
+        return (None, diagnostics);
+    }
+    match compile_hir(&kernels, text, path, options) {
+        Ok(out) => (Some(out), diagnostics),
+        Err(mut d) => {
+            diagnostics.append(&mut d);
+            (None, diagnostics)
+        }
+    }
+}
+
+/// The back end from HIR: optimise, lower, allocate, emit.
+pub fn compile_hir(
+    kernels: &[hir::Kernel],
+    text: &str,
+    path: &str,
+    options: Options,
+) -> Result<Output, Vec<Diagnostic>> {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for k in kernels {
+        match compile_kernel(k, options) {
+            Ok(c) => out.push(c),
+            Err(d) => errors.push(d),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let (asm, spans) = assembly(&out);
+    let assembled = wave_asm::assemble(&asm, path);
+    if let Some(e) = assembled.diagnostics.iter().find(|d| d.is_error()) {
+        let line = asm[..e.span.start.min(asm.len())].matches('\n').count();
+        let generated = asm.lines().nth(line).unwrap_or("").trim().to_owned();
+        let span = spans.get(line).cloned().flatten().unwrap_or(0..0);
+        return Err(vec![Diagnostic::error(
+            codes::INTERNAL,
+            span,
+            format!(
+                "internal compiler error: the generated `{generated}` does not assemble: {}",
+                e.message
+            ),
+        )]);
+    }
+    let mut module = assembled.module;
+    module.files = vec![path.to_owned()];
+    let index = LineIndex::new(text);
+    let asm_index = LineIndex::new(&asm);
+    module.lines = module
+        .lines
+        .iter()
+        .filter_map(|entry| {
+            // The assembler's entry names a line of the generated text.
+            let at = asm_index.offset(entry.line, entry.column);
+            let line = asm[..at.min(asm.len())].matches('\n').count();
+            let span = spans.get(line).cloned().flatten()?;
+            let (l, c) = index.position(span.start);
+            let (el, ec) = index.position(span.end.max(span.start));
+            Some(LineEntry {
+                offset: entry.offset,
+                file: 0,
+                line: l,
+                column: c,
+                end_line: el,
+                end_column: ec,
+            })
+        })
+        .collect();
+    Ok(Output { kernels: out, asm, module })
+}
+
+/// Optimises, lowers and allocates one kernel.
+pub fn compile_kernel(k: &hir::Kernel, options: Options) -> Result<Kernel, Diagnostic> {
+    let mut f = mir::lower(k);
+    opt::optimize(&mut f, options.level).map_err(|e| {
+        Diagnostic::error(codes::INTERNAL, k.span.clone(), format!("internal compiler error: {e}"))
+    })?;
+    let mut lir =
+        lir::lower(&f).map_err(|e| Diagnostic::error(codes::CODEGEN, e.span, e.message))?;
+    if cfg!(debug_assertions) {
+        let problems = lir::verify(&lir);
+        if !problems.is_empty() {
+            return Err(Diagnostic::error(
+                codes::INTERNAL,
+                k.span.clone(),
+                format!(
+                    "internal compiler error: the LIR of `{}` is broken: {}",
+                    k.name,
+                    problems.join("; ")
+                ),
+            ));
+        }
+    }
+    let allocation = regalloc::allocate(&mut lir, options.max_registers).map_err(|e| {
+        let code = if e.contains("internal") || e.contains("wrong") {
+            codes::INTERNAL
+        } else {
+            codes::REGISTERS
+        };
+        Diagnostic::error(code, k.span.clone(), e)
+    })?;
+    Ok(Kernel { mir: f, lir, allocation })
+}
+
+/// The assembly text of compiled kernels, and for each of its lines the source span.
+pub fn assembly(kernels: &[Kernel]) -> (String, Vec<Option<Span>>) {
+    let mut text = String::new();
+    let mut spans: Vec<Option<Span>> = Vec::new();
+    let mut line = |text: &mut String, s: &str, span: Option<Span>| {
+        text.push_str(s);
+        text.push('\n');
+        spans.push(span);
+    };
+    for (i, k) in kernels.iter().enumerate() {
+        if i > 0 {
+            line(&mut text, "", None);
+        }
+        line(&mut text, &format!(".kernel {}", k.lir.name), None);
+        for (name, ty) in &k.lir.params {
+            line(&mut text, &format!(".param {name}: {ty}"), None);
+        }
+        line(&mut text, &format!(".registers {}", k.allocation.registers.max(1)), None);
+        let local = regalloc::local_memory(&k.lir, k.allocation.spill_slots);
+        if local > 0 {
+            line(&mut text, &format!(".local_memory {local}"), None);
+        }
+        if let Some([x, y, z]) = k.lir.workgroup_size {
+            line(&mut text, &format!(".workgroup_size {x}, {y}, {z}"), None);
+        }
+        let insts = regalloc::rewrite(&k.lir, &k.allocation);
+        let (reg, pred) = regalloc::names();
+        let mut depth = 1usize;
+        for inst in &insts {
+            if matches!(inst.kind, lir::Kind::Else | lir::Kind::EndIf | lir::Kind::EndLoop) {
+                depth = depth.saturating_sub(1);
+            }
+            let mut s = "    ".repeat(depth);
+            let _ = write!(s, "{}", lir::inst_text(inst, &reg, &pred));
+            line(&mut text, &s, Some(inst.span.clone()));
+            if matches!(inst.kind, lir::Kind::If | lir::Kind::Else | lir::Kind::Loop) {
+                depth += 1;
+            }
+        }
+        line(&mut text, ".end", None);
+    }
+    (text, spans)
+}
+
+/// Line starts of a text, for 1-based lines and byte columns.
+struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(text: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+
+    /// 1-based line and column of a byte offset.
+    fn position(&self, offset: usize) -> (u32, u32) {
+        let line = self.starts.partition_point(|&s| s <= offset).saturating_sub(1);
+        ((line + 1) as u32, (offset - self.starts[line] + 1) as u32)
+    }
+
+    /// The byte offset of a 1-based line and column.
+    fn offset(&self, line: u32, column: u32) -> usize {
+        let l = (line as usize).saturating_sub(1).min(self.starts.len() - 1);
+        self.starts[l] + (column as usize).saturating_sub(1)
+    }
+}

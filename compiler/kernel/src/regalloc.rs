@@ -1,0 +1,864 @@
+//! Register allocation: Chaitin–Briggs graph colouring with iterated coalescing (George and
+//! Appel), spilling to Local Memory, and a checker that verifies the result independently.
+//!
+//! - **Build**: liveness over the structured instruction list (each thread follows its own
+//!   path: registers are per thread, so an inactive lane's registers are untouched and the
+//!   per-thread CFG is the right one). A definition interferes with everything live after it,
+//!   except the source of a copy. Parameters are precoloured `r0..rn`. An atomic's result is
+//!   never `r0` (that encodes the non-returning form).
+//! - **Simplify / coalesce / freeze / spill / select** as in Appel's *Modern Compiler
+//!   Implementation*, with Briggs's and George's conservative tests. Select takes the lowest
+//!   free colour, so R (and with it occupancy) stays small.
+//! - **Spill**: a spilled register lives in a slot of Local Memory, one 32-bit word per
+//!   thread per slot (`base + slot * threads * 4 + linear_thread_id * 4`); each use loads
+//!   into a fresh short-lived register and each definition stores from one, then allocation
+//!   starts again. Spilling needs the workgroup size from the source.
+//! - **Predicates** live for one or two instructions (see `lir`); they are coloured over the
+//!   linear list with four colours.
+//! - **Checker**: a forward dataflow over the allocated program that knows which virtual
+//!   registers each physical register holds at every point; every read must find its value
+//!   in the register it was given, every spill reload must follow a store on every path.
+
+use crate::lir::{self, Arg, Inst, Kind, Lir, PHYS, Pred, Reg};
+
+/// The result: a physical register for every virtual one, and a predicate for every
+/// virtual predicate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Allocation {
+    /// The physical register of each register (physical ones map to themselves).
+    pub reg: Vec<u8>,
+    /// The physical predicate of each virtual predicate.
+    pub pred: Vec<u8>,
+    /// R: registers per thread.
+    pub registers: u16,
+    /// Predicates used.
+    pub predicates: u8,
+    /// Registers spilled to Local Memory.
+    pub spill_slots: u32,
+}
+
+struct Graph {
+    n: usize,
+    bits: Vec<u64>,
+    adj: Vec<Vec<u32>>,
+    degree: Vec<u32>,
+}
+
+impl Graph {
+    fn new(n: usize) -> Graph {
+        Graph {
+            n,
+            bits: vec![0; (n * n).div_ceil(64)],
+            adj: vec![Vec::new(); n],
+            degree: vec![0; n],
+        }
+    }
+
+    fn has(&self, u: usize, v: usize) -> bool {
+        let k = u * self.n + v;
+        self.bits[k / 64] >> (k % 64) & 1 == 1
+    }
+
+    fn add(&mut self, u: u32, v: u32) {
+        let (ui, vi) = (u as usize, v as usize);
+        if u == v || self.has(ui, vi) {
+            return;
+        }
+        for (a, b) in [(ui, vi), (vi, ui)] {
+            let k = a * self.n + b;
+            self.bits[k / 64] |= 1 << (k % 64);
+        }
+        if u >= PHYS {
+            self.adj[ui].push(v);
+            self.degree[ui] += 1;
+        }
+        if v >= PHYS {
+            self.adj[vi].push(u);
+            self.degree[vi] += 1;
+        }
+    }
+}
+
+/// Live-out register sets of every instruction, as bit sets over `0..nregs`.
+pub fn liveness(insts: &[Inst], succ: &[Vec<usize>], nregs: usize) -> Vec<Vec<u64>> {
+    let words = nregs.div_ceil(64).max(1);
+    let n = insts.len();
+    let mut live_in = vec![vec![0u64; words]; n + 1];
+    let mut live_out = vec![vec![0u64; words]; n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in (0..n).rev() {
+            let mut out = vec![0u64; words];
+            for &s in &succ[i] {
+                for (o, x) in out.iter_mut().zip(&live_in[s.min(n)]) {
+                    *o |= x;
+                }
+            }
+            let mut inn = out.clone();
+            for d in insts[i].defs() {
+                inn[d as usize / 64] &= !(1 << (d % 64));
+            }
+            for u in insts[i].uses() {
+                inn[u as usize / 64] |= 1 << (u % 64);
+            }
+            if inn != live_in[i] {
+                live_in[i] = inn;
+                changed = true;
+            }
+            live_out[i] = out;
+        }
+    }
+    live_out
+}
+
+fn bits(set: &[u64]) -> impl Iterator<Item = u32> + '_ {
+    set.iter().enumerate().flat_map(|(w, &x)| {
+        let mut x = x;
+        std::iter::from_fn(move || {
+            if x == 0 {
+                return None;
+            }
+            let b = x.trailing_zeros();
+            x &= x - 1;
+            Some(w as u32 * 64 + b)
+        })
+    })
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum NodeState {
+    Precolored,
+    Initial,
+    Simplify,
+    Freeze,
+    Spill,
+    Spilled,
+    Coalesced,
+    Colored,
+    Stack,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MoveState {
+    Worklist,
+    Active,
+    Coalesced,
+    Constrained,
+    Frozen,
+}
+
+struct Irc {
+    k: u32,
+    g: Graph,
+    state: Vec<NodeState>,
+    moves: Vec<(u32, u32)>,
+    move_state: Vec<MoveState>,
+    move_list: Vec<Vec<u32>>,
+    alias: Vec<u32>,
+    color: Vec<Option<u32>>,
+    stack: Vec<u32>,
+    simplify: Vec<u32>,
+    freeze: Vec<u32>,
+    spill: Vec<u32>,
+    worklist_moves: Vec<u32>,
+    active_moves: Vec<u32>,
+    cost: Vec<f64>,
+}
+
+impl Irc {
+    fn node_moves(&self, n: u32) -> impl Iterator<Item = u32> + '_ {
+        self.move_list[n as usize].iter().copied().filter(|&m| {
+            matches!(self.move_state[m as usize], MoveState::Worklist | MoveState::Active)
+        })
+    }
+
+    fn move_related(&self, n: u32) -> bool {
+        self.node_moves(n).next().is_some()
+    }
+
+    fn adjacent(&self, n: u32) -> Vec<u32> {
+        self.g.adj[n as usize]
+            .iter()
+            .copied()
+            .filter(|&m| !matches!(self.state[m as usize], NodeState::Stack | NodeState::Coalesced))
+            .collect()
+    }
+
+    fn make_worklist(&mut self) {
+        for n in PHYS as usize..self.state.len() {
+            if self.state[n] != NodeState::Initial {
+                continue;
+            }
+            let n = n as u32;
+            if self.g.degree[n as usize] >= self.k {
+                self.state[n as usize] = NodeState::Spill;
+                self.spill.push(n);
+            } else if self.move_related(n) {
+                self.state[n as usize] = NodeState::Freeze;
+                self.freeze.push(n);
+            } else {
+                self.state[n as usize] = NodeState::Simplify;
+                self.simplify.push(n);
+            }
+        }
+    }
+
+    fn enable_moves(&mut self, nodes: &[u32]) {
+        for &n in nodes {
+            let ms: Vec<u32> = self.node_moves(n).collect();
+            for m in ms {
+                if self.move_state[m as usize] == MoveState::Active {
+                    self.move_state[m as usize] = MoveState::Worklist;
+                    self.worklist_moves.push(m);
+                }
+            }
+        }
+    }
+
+    fn decrement_degree(&mut self, m: u32) {
+        if self.state[m as usize] == NodeState::Precolored {
+            return;
+        }
+        let d = self.g.degree[m as usize];
+        self.g.degree[m as usize] = d.saturating_sub(1);
+        if d == self.k {
+            let mut nodes = self.adjacent(m);
+            nodes.push(m);
+            self.enable_moves(&nodes);
+            if self.state[m as usize] == NodeState::Spill {
+                if self.move_related(m) {
+                    self.state[m as usize] = NodeState::Freeze;
+                    self.freeze.push(m);
+                } else {
+                    self.state[m as usize] = NodeState::Simplify;
+                    self.simplify.push(m);
+                }
+            }
+        }
+    }
+
+    fn do_simplify(&mut self, n: u32) {
+        self.state[n as usize] = NodeState::Stack;
+        self.stack.push(n);
+        for m in self.adjacent(n) {
+            self.decrement_degree(m);
+        }
+    }
+
+    fn get_alias(&self, mut n: u32) -> u32 {
+        while self.state[n as usize] == NodeState::Coalesced {
+            n = self.alias[n as usize];
+        }
+        n
+    }
+
+    fn add_worklist(&mut self, u: u32) {
+        if self.state[u as usize] != NodeState::Precolored
+            && !self.move_related(u)
+            && self.g.degree[u as usize] < self.k
+            && self.state[u as usize] == NodeState::Freeze
+        {
+            self.state[u as usize] = NodeState::Simplify;
+            self.simplify.push(u);
+        }
+    }
+
+    fn ok(&self, t: u32, r: u32) -> bool {
+        self.state[t as usize] == NodeState::Precolored
+            || self.g.degree[t as usize] < self.k
+            || self.g.has(t as usize, r as usize)
+    }
+
+    fn conservative(&self, nodes: &[u32]) -> bool {
+        let mut k = 0;
+        let mut seen = std::collections::HashSet::new();
+        for &n in nodes {
+            if seen.insert(n)
+                && (self.state[n as usize] == NodeState::Precolored
+                    || self.g.degree[n as usize] >= self.k)
+            {
+                k += 1;
+            }
+        }
+        k < self.k
+    }
+
+    fn combine(&mut self, u: u32, v: u32) {
+        if self.state[v as usize] == NodeState::Freeze {
+            self.freeze.retain(|&x| x != v);
+        } else {
+            self.spill.retain(|&x| x != v);
+        }
+        self.state[v as usize] = NodeState::Coalesced;
+        self.alias[v as usize] = u;
+        let vm = self.move_list[v as usize].clone();
+        self.move_list[u as usize].extend(vm);
+        self.enable_moves(&[v]);
+        for t in self.adjacent(v) {
+            self.g.add(t, u);
+            self.decrement_degree(t);
+        }
+        self.cost[u as usize] += self.cost[v as usize];
+        if self.g.degree[u as usize] >= self.k && self.state[u as usize] == NodeState::Freeze {
+            self.freeze.retain(|&x| x != u);
+            self.state[u as usize] = NodeState::Spill;
+            self.spill.push(u);
+        }
+    }
+
+    fn coalesce(&mut self, m: u32) {
+        let (x, y) = self.moves[m as usize];
+        let (x, y) = (self.get_alias(x), self.get_alias(y));
+        let (u, v) = if self.state[y as usize] == NodeState::Precolored { (y, x) } else { (x, y) };
+        if u == v {
+            self.move_state[m as usize] = MoveState::Coalesced;
+            self.add_worklist(u);
+        } else if self.state[v as usize] == NodeState::Precolored
+            || self.g.has(u as usize, v as usize)
+        {
+            self.move_state[m as usize] = MoveState::Constrained;
+            self.add_worklist(u);
+            self.add_worklist(v);
+        } else {
+            let george = self.state[u as usize] == NodeState::Precolored
+                && self.adjacent(v).iter().all(|&t| self.ok(t, u));
+            let briggs = self.state[u as usize] != NodeState::Precolored && {
+                let mut all = self.adjacent(u);
+                all.extend(self.adjacent(v));
+                self.conservative(&all)
+            };
+            if george || briggs {
+                self.move_state[m as usize] = MoveState::Coalesced;
+                self.combine(u, v);
+                self.add_worklist(u);
+            } else {
+                self.move_state[m as usize] = MoveState::Active;
+                self.active_moves.push(m);
+            }
+        }
+    }
+
+    fn freeze_moves(&mut self, u: u32) {
+        let ms: Vec<u32> = self.node_moves(u).collect();
+        for m in ms {
+            let (x, y) = self.moves[m as usize];
+            let v = if self.get_alias(y) == self.get_alias(u) {
+                self.get_alias(x)
+            } else {
+                self.get_alias(y)
+            };
+            self.move_state[m as usize] = MoveState::Frozen;
+            if self.state[v as usize] == NodeState::Freeze && !self.move_related(v) {
+                self.freeze.retain(|&x| x != v);
+                self.state[v as usize] = NodeState::Simplify;
+                self.simplify.push(v);
+            }
+        }
+    }
+
+    fn run(&mut self) {
+        loop {
+            if let Some(n) = self.simplify.pop() {
+                if self.state[n as usize] == NodeState::Simplify {
+                    self.do_simplify(n);
+                }
+            } else if let Some(m) = self.worklist_moves.pop() {
+                if self.move_state[m as usize] == MoveState::Worklist {
+                    self.coalesce(m);
+                }
+            } else if let Some(u) = self.freeze.pop() {
+                if self.state[u as usize] == NodeState::Freeze {
+                    self.state[u as usize] = NodeState::Simplify;
+                    self.simplify.push(u);
+                    self.freeze_moves(u);
+                }
+            } else if {
+                let state = &self.state;
+                self.spill.retain(|&n| state[n as usize] == NodeState::Spill);
+                !self.spill.is_empty()
+            } {
+                // The cheapest to spill: cost over degree.
+                let (i, _) = self
+                    .spill
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &n)| {
+                        (i, self.cost[n as usize] / f64::from(self.g.degree[n as usize].max(1)))
+                    })
+                    .fold((0, f64::INFINITY), |a, b| if b.1 < a.1 { b } else { a });
+                let m = self.spill.swap_remove(i);
+                self.state[m as usize] = NodeState::Simplify;
+                self.simplify.push(m);
+                self.freeze_moves(m);
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Colours the stack; returns the nodes that found no colour.
+    fn assign(&mut self) -> Vec<u32> {
+        let mut spilled = Vec::new();
+        while let Some(n) = self.stack.pop() {
+            let mut used = vec![false; self.k as usize];
+            for &w in &self.g.adj[n as usize] {
+                let a = self.get_alias(w);
+                if matches!(self.state[a as usize], NodeState::Colored | NodeState::Precolored)
+                    && let Some(c) = self.color[a as usize]
+                    && (c as usize) < used.len()
+                {
+                    used[c as usize] = true;
+                }
+            }
+            match used.iter().position(|u| !u) {
+                Some(c) => {
+                    self.state[n as usize] = NodeState::Colored;
+                    self.color[n as usize] = Some(c as u32);
+                }
+                None => {
+                    self.state[n as usize] = NodeState::Spilled;
+                    spilled.push(n);
+                }
+            }
+        }
+        for n in PHYS as usize..self.state.len() {
+            if self.state[n] == NodeState::Coalesced {
+                let a = self.get_alias(n as u32);
+                self.color[n] = self.color[a as usize];
+            }
+        }
+        spilled
+    }
+}
+
+/// Allocates registers and predicates for `lir` with at most `k` registers, spilling to
+/// Local Memory when it must (which adds instructions to `lir`).
+pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
+    let k = k.clamp(1, PHYS);
+    let nparams = lir.params.len() as u32;
+    if nparams > k {
+        return Err(format!("{nparams} parameters need more than {k} registers"));
+    }
+    let mut spill_slots = 0u32;
+    let mut spill_pointer: Option<Reg> = None;
+    let mut unspillable: Vec<bool> = Vec::new();
+    for round in 0..32 {
+        let succ = lir::successors(&lir.insts)?;
+        let n = lir.next_reg as usize;
+        let live_out = liveness(&lir.insts, &succ, n);
+        let depth = lir::loop_depths(&lir.insts);
+        let mut irc = Irc {
+            k,
+            g: Graph::new(n),
+            state: (0..n)
+                .map(|i| if i < PHYS as usize { NodeState::Precolored } else { NodeState::Initial })
+                .collect(),
+            moves: Vec::new(),
+            move_state: Vec::new(),
+            move_list: vec![Vec::new(); n],
+            alias: (0..n as u32).collect(),
+            color: (0..n).map(|i| if i < PHYS as usize { Some(i as u32) } else { None }).collect(),
+            stack: Vec::new(),
+            simplify: Vec::new(),
+            freeze: Vec::new(),
+            spill: Vec::new(),
+            worklist_moves: Vec::new(),
+            active_moves: Vec::new(),
+            cost: vec![0.0; n],
+        };
+        let mut present = vec![false; n];
+        for (i, inst) in lir.insts.iter().enumerate() {
+            let weight = 10f64.powi(depth[i].min(8) as i32);
+            for r in inst.defs().chain(inst.uses()) {
+                present[r as usize] = true;
+                irc.cost[r as usize] += weight;
+            }
+            let mut live: Vec<u32> = bits(&live_out[i]).collect();
+            let is_copy = inst.kind == Kind::Copy && inst.guard.is_none();
+            if is_copy
+                && let (Some(Arg::Def(d)), Some(Arg::Use(s))) =
+                    (inst.args.first(), inst.args.get(1))
+            {
+                live.retain(|x| x != s);
+                let m = irc.moves.len() as u32;
+                irc.moves.push((*d, *s));
+                irc.move_state.push(MoveState::Worklist);
+                irc.move_list[*d as usize].push(m);
+                irc.move_list[*s as usize].push(m);
+                irc.worklist_moves.push(m);
+            }
+            for d in inst.defs() {
+                for &l in &live {
+                    irc.g.add(l, d);
+                }
+                if inst.mnemonic.starts_with("atomic_") {
+                    irc.g.add(d, 0);
+                }
+            }
+        }
+        for r in 0..n {
+            if r >= PHYS as usize && !present[r] {
+                irc.state[r] = NodeState::Colored;
+                irc.color[r] = Some(0);
+            }
+            if r < unspillable.len() && unspillable[r] {
+                irc.cost[r] = f64::INFINITY;
+            }
+        }
+        irc.make_worklist();
+        irc.run();
+        let spilled = irc.assign();
+        if spilled.is_empty() {
+            let reg: Vec<u8> =
+                (0..n).map(|r| irc.color[r].map_or(0, |c| c.min(255) as u8)).collect();
+            let mut registers = nparams;
+            for inst in &lir.insts {
+                for r in inst.defs().chain(inst.uses()) {
+                    registers = registers.max(u32::from(reg[r as usize]) + 1);
+                }
+            }
+            let (pred, predicates) = allocate_predicates(lir)?;
+            let alloc =
+                Allocation { reg, pred, registers: registers as u16, predicates, spill_slots };
+            check(lir, &alloc)?;
+            return Ok(alloc);
+        }
+        // Spill and start again.
+        let Some([x, y, z]) = lir.workgroup_size else {
+            return Err(format!(
+                "`{}` needs more than {k} registers and would spill to Local Memory, which needs the workgroup size: give it in the kernel's decorator (`workgroup=(...)`)",
+                lir.name
+            ));
+        };
+        let threads = x * y * z;
+        let sp = match spill_pointer {
+            Some(sp) => sp,
+            None => {
+                let sp = insert_spill_pointer(lir);
+                spill_pointer = Some(sp);
+                sp
+            }
+        };
+        let mut new_regs = Vec::new();
+        for v in spilled {
+            if round > 30 || v == sp {
+                return Err(format!("`{}`: register allocation did not converge", lir.name));
+            }
+            let slot = spill_slots;
+            spill_slots += 1;
+            let offset = lir.local_memory.next_multiple_of(4) + slot * threads * 4;
+            let offset = i32::try_from(offset).map_err(|_| "spill area too large".to_string())?;
+            let old = std::mem::take(&mut lir.insts);
+            for mut inst in old {
+                let uses = inst.uses().any(|r| r == v);
+                let defs = inst.defs().any(|r| r == v);
+                if !uses && !defs {
+                    lir.insts.push(inst);
+                    continue;
+                }
+                let t = lir.reg();
+                new_regs.push(t);
+                for a in &mut inst.args {
+                    match a {
+                        Arg::Def(r) | Arg::Use(r) | Arg::Addr(r, _) if *r == v => *r = t,
+                        _ => {}
+                    }
+                }
+                let span = inst.span.clone();
+                if uses {
+                    lir.insts.push(Inst {
+                        kind: Kind::SpillLoad(slot),
+                        mnemonic: "local_load.u32".into(),
+                        guard: None,
+                        args: vec![Arg::Def(t), Arg::Addr(sp, offset)],
+                        span: span.clone(),
+                    });
+                }
+                lir.insts.push(inst);
+                if defs {
+                    lir.insts.push(Inst {
+                        kind: Kind::SpillStore(slot),
+                        mnemonic: "local_store.u32".into(),
+                        guard: None,
+                        args: vec![Arg::Addr(sp, offset), Arg::Use(t)],
+                        span,
+                    });
+                }
+            }
+        }
+        unspillable.resize(lir.next_reg as usize, false);
+        unspillable[sp as usize] = true;
+        for t in new_regs {
+            unspillable[t as usize] = true;
+        }
+    }
+    Err(format!("`{}`: register allocation did not converge", lir.name))
+}
+
+/// Bytes of Local Memory a kernel needs with `slots` spill slots.
+pub fn local_memory(lir: &Lir, slots: u32) -> u32 {
+    if slots == 0 {
+        return lir.local_memory;
+    }
+    let threads = lir.workgroup_size.map_or(0, |[x, y, z]| x * y * z);
+    lir.local_memory.next_multiple_of(4) + slots * threads * 4
+}
+
+/// `sp = base + linear_thread_id * 4`, at the entry.
+fn insert_spill_pointer(lir: &mut Lir) -> Reg {
+    let base = lir.local_memory.next_multiple_of(4);
+    let span = lir.insts.first().map(|i| i.span.clone()).unwrap_or(0..0);
+    let regs: Vec<Reg> = (0..7).map(|_| lir.reg()).collect();
+    let sp = lir.reg();
+    let [tx, ty, tz, sx, sy, a, b] =
+        [regs[0], regs[1], regs[2], regs[3], regs[4], regs[5], regs[6]];
+    let op = |m: &str, args: Vec<Arg>| Inst {
+        kind: Kind::Op,
+        mnemonic: m.into(),
+        guard: None,
+        args,
+        span: span.clone(),
+    };
+    let code = vec![
+        op("mov_special", vec![Arg::Def(tx), Arg::Special("sr_thread_id_x")]),
+        op("mov_special", vec![Arg::Def(ty), Arg::Special("sr_thread_id_y")]),
+        op("mov_special", vec![Arg::Def(tz), Arg::Special("sr_thread_id_z")]),
+        op("mov_special", vec![Arg::Def(sx), Arg::Special("sr_workgroup_size_x")]),
+        op("mov_special", vec![Arg::Def(sy), Arg::Special("sr_workgroup_size_y")]),
+        op("imad", vec![Arg::Def(a), Arg::Use(sy), Arg::Use(tz), Arg::Use(ty)]),
+        op("imad", vec![Arg::Def(b), Arg::Use(sx), Arg::Use(a), Arg::Use(tx)]),
+        op("shift.shl", vec![Arg::Def(b), Arg::Use(b), Arg::Imm("2".into())]),
+        op("iadd", vec![Arg::Def(sp), Arg::Use(b), Arg::Imm(base.to_string())]),
+    ];
+    lir.insts.splice(0..0, code);
+    sp
+}
+
+/// Colours predicates: each lives from its definition to its last use in the list.
+fn allocate_predicates(lir: &Lir) -> Result<(Vec<u8>, u8), String> {
+    let n = lir.next_pred as usize;
+    let mut first = vec![usize::MAX; n];
+    let mut last = vec![0usize; n];
+    for (i, inst) in lir.insts.iter().enumerate() {
+        for p in inst.pred_defs().chain(inst.pred_uses()) {
+            first[p as usize] = first[p as usize].min(i);
+            last[p as usize] = last[p as usize].max(i);
+        }
+    }
+    let mut order: Vec<usize> = (0..n).filter(|&p| first[p] != usize::MAX).collect();
+    order.sort_by_key(|&p| first[p]);
+    let mut busy_until = [None::<usize>; 4];
+    let mut color = vec![0u8; n];
+    let mut used = 0u8;
+    for p in order {
+        let slot = busy_until.iter().position(|b| b.is_none_or(|end| end < first[p]));
+        let Some(c) = slot else {
+            return Err(format!(
+                "`{}` needs more than 4 predicates at once (instruction {})",
+                lir.name, first[p]
+            ));
+        };
+        busy_until[c] = Some(last[p]);
+        color[p] = c as u8;
+        used = used.max(c as u8 + 1);
+    }
+    Ok((color, used))
+}
+
+/// The allocated register of `r`.
+pub fn phys(alloc: &Allocation, r: Reg) -> u32 {
+    u32::from(alloc.reg.get(r as usize).copied().unwrap_or(0))
+}
+
+/// Checks an allocation independently of how it was found.
+pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
+    let succ = lir::successors(&lir.insts)?;
+    let n = lir.insts.len();
+    let nphys = usize::from(alloc.registers).max(1);
+    // State: for each physical register, the virtual registers whose value it holds; for
+    // each predicate the virtual predicates; and the spill slots written.
+    #[derive(Clone, PartialEq)]
+    struct State {
+        regs: Vec<Vec<Reg>>,
+        preds: Vec<Vec<Pred>>,
+        slots: Vec<bool>,
+    }
+    let meet = |a: &State, b: &State| State {
+        regs: a
+            .regs
+            .iter()
+            .zip(&b.regs)
+            .map(|(x, y)| x.iter().copied().filter(|v| y.contains(v)).collect())
+            .collect(),
+        preds: a
+            .preds
+            .iter()
+            .zip(&b.preds)
+            .map(|(x, y)| x.iter().copied().filter(|v| y.contains(v)).collect())
+            .collect(),
+        slots: a.slots.iter().zip(&b.slots).map(|(x, y)| *x && *y).collect(),
+    };
+    let mut entry = State {
+        regs: vec![Vec::new(); nphys.max(lir.params.len())],
+        preds: vec![Vec::new(); 4],
+        slots: vec![false; alloc.spill_slots as usize],
+    };
+    for p in 0..lir.params.len() {
+        entry.regs[p].push(p as Reg);
+    }
+    let mut into: Vec<Option<State>> = vec![None; n + 1];
+    into[0] = Some(entry);
+    let mut work = vec![0usize];
+    let mut errors = Vec::new();
+    let mut steps = 0usize;
+    while let Some(i) = work.pop() {
+        steps += 1;
+        if i >= n || steps > 1000 * (n + 1) {
+            continue;
+        }
+        let Some(mut st) = into[i].clone() else { continue };
+        let inst = &lir.insts[i];
+        // Transfer.
+        let is_copy = inst.kind == Kind::Copy && inst.guard.is_none();
+        if let Kind::SpillStore(s) = inst.kind {
+            if let Some(x) = st.slots.get_mut(s as usize) {
+                *x = true;
+            }
+        }
+        if let Kind::SpillLoad(s) = inst.kind
+            && !st.slots.get(s as usize).copied().unwrap_or(false)
+        {
+            errors.push(format!("instruction {i} reloads spill slot {s} before it is stored"));
+        }
+        let copied: Option<Vec<Reg>> = match (is_copy, inst.args.get(1)) {
+            (true, Some(Arg::Use(s))) => {
+                Some(st.regs.get(phys(alloc, *s) as usize).cloned().unwrap_or_default())
+            }
+            _ => None,
+        };
+        for d in inst.defs() {
+            for r in &mut st.regs {
+                r.retain(|x| *x != d);
+            }
+            let pr = phys(alloc, d) as usize;
+            if pr >= st.regs.len() {
+                errors.push(format!("instruction {i} writes r{pr}, beyond R"));
+                continue;
+            }
+            let mut holds = copied.clone().unwrap_or_default();
+            holds.retain(|x| *x != d);
+            holds.push(d);
+            st.regs[pr] = holds;
+        }
+        for p in inst.pred_defs() {
+            for r in &mut st.preds {
+                r.retain(|x| *x != p);
+            }
+            let c = usize::from(alloc.pred.get(p as usize).copied().unwrap_or(0));
+            st.preds[c] = vec![p];
+        }
+        for &s in &succ[i] {
+            let merged = match &into[s] {
+                None => st.clone(),
+                Some(old) => meet(old, &st),
+            };
+            if into[s].as_ref() != Some(&merged) {
+                into[s] = Some(merged);
+                work.push(s);
+            }
+        }
+    }
+    for (i, inst) in lir.insts.iter().enumerate() {
+        let Some(st) = &into[i] else { continue };
+        for u in inst.uses() {
+            let pr = phys(alloc, u) as usize;
+            if !st.regs.get(pr).is_some_and(|h| h.contains(&u)) {
+                errors.push(format!(
+                    "instruction {i} (`{}`) reads %{} from r{pr}, which does not hold it there",
+                    inst.mnemonic,
+                    u.wrapping_sub(PHYS)
+                ));
+            }
+        }
+        for p in inst.pred_uses() {
+            let c = usize::from(alloc.pred.get(p as usize).copied().unwrap_or(0));
+            if !st.preds[c].contains(&p) {
+                errors.push(format!(
+                    "instruction {i} (`{}`) reads %p{p} from p{c}, which does not hold it",
+                    inst.mnemonic
+                ));
+            }
+        }
+        if inst.mnemonic.starts_with("atomic_") && inst.defs().any(|d| phys(alloc, d) == 0) {
+            errors.push(format!("instruction {i}: an atomic's result in r0 would discard it"));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        errors.truncate(5);
+        Err(format!("the register allocation of `{}` is wrong: {}", lir.name, errors.join("; ")))
+    }
+}
+
+/// The allocated program: every register and predicate physical.
+pub fn rewrite(lir: &Lir, alloc: &Allocation) -> Vec<Inst> {
+    let mut out = Vec::with_capacity(lir.insts.len());
+    for inst in &lir.insts {
+        let mut inst = inst.clone();
+        for a in &mut inst.args {
+            match a {
+                Arg::Def(r) | Arg::Use(r) | Arg::Addr(r, _) => *r = phys(alloc, *r),
+                Arg::PDef(p) | Arg::PUse(p, _) => {
+                    *p = u32::from(alloc.pred.get(*p as usize).copied().unwrap_or(0))
+                }
+                _ => {}
+            }
+        }
+        if let Some((p, n)) = inst.guard {
+            inst.guard = Some((u32::from(alloc.pred.get(p as usize).copied().unwrap_or(0)), n));
+        }
+        // A copy into its own register is gone.
+        if inst.kind == Kind::Copy
+            && inst.guard.is_none()
+            && let (Some(Arg::Def(d)), Some(Arg::Use(s))) = (inst.args.first(), inst.args.get(1))
+            && d == s
+        {
+            continue;
+        }
+        out.push(inst);
+    }
+    tidy(out)
+}
+
+/// Removes the structure that coalesced copies left empty: `if p / else X / endif` becomes
+/// `if !p / X / endif`, an empty `else` goes, and an empty `if`/`endif` pair goes.
+fn tidy(insts: Vec<Inst>) -> Vec<Inst> {
+    let mut out: Vec<Inst> = Vec::with_capacity(insts.len());
+    for inst in insts {
+        match inst.kind {
+            Kind::Else if out.last().is_some_and(|l| l.kind == Kind::If) => {
+                let last = out.last_mut().expect("an if");
+                if let Some(Arg::PUse(_, neg)) = last.args.first_mut() {
+                    *neg = !*neg;
+                }
+                // Mark the flipped `if` as having no else: nothing to push.
+            }
+            Kind::EndIf if out.last().is_some_and(|l| l.kind == Kind::Else) => {
+                out.pop();
+                out.push(inst);
+            }
+            Kind::EndIf if out.last().is_some_and(|l| l.kind == Kind::If) => {
+                out.pop();
+            }
+            _ => out.push(inst),
+        }
+    }
+    out
+}
+
+/// Register names for printing the allocated program.
+pub fn names() -> (impl Fn(Reg) -> String, impl Fn(Pred) -> String) {
+    (|r: Reg| format!("r{r}"), |p: Pred| format!("p{p}"))
+}

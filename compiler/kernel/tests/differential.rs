@@ -1,0 +1,393 @@
+//! Differential testing of the optimisation levels: random well-typed Python kernels
+//! (integer and float arithmetic, nested `if`/`for`/`while` with `break` and `continue`,
+//! loads and stores) are compiled at O0, O1, O2 and O3 and run in the emulator on the same
+//! inputs; every level must leave the same device memory.
+//!
+//! `WAVE_DIFF_KERNELS=N` sets how many kernels (default 1,500); `WAVE_SEED=S` replays one
+//! kernel. A failure prints the seed, the kernel and the first difference.
+
+use std::fmt::Write as _;
+
+use wave_kernel::{Language, Options, opt::Level};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u32) -> u32 {
+        (self.next() >> 33) as u32 % n.max(1)
+    }
+
+    fn chance(&mut self, percent: u32) -> bool {
+        self.below(100) < percent
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum T {
+    I,
+    U,
+    F,
+    B,
+}
+
+impl T {
+    fn name(self) -> &'static str {
+        match self {
+            T::I => "i32",
+            T::U => "u32",
+            T::F => "f32",
+            T::B => "bool",
+        }
+    }
+}
+
+const VARS: [(&str, T); 7] =
+    [("a", T::I), ("b", T::I), ("c", T::I), ("u", T::U), ("v", T::U), ("x", T::F), ("y", T::F)];
+
+struct Gen {
+    rng: Rng,
+    out: String,
+    loops: u32,
+    /// Loop counters in scope (they are never assigned in the body).
+    counters: Vec<String>,
+    next_counter: u32,
+}
+
+impl Gen {
+    fn var(&mut self, t: T) -> String {
+        let names: Vec<&str> = VARS.iter().filter(|v| v.1 == t).map(|v| v.0).collect();
+        let mut options: Vec<String> = names.iter().map(|s| (*s).to_owned()).collect();
+        if t == T::I {
+            options.extend(self.counters.iter().map(|c| format!("i32({c})")));
+        }
+        options[self.rng.below(options.len() as u32) as usize].clone()
+    }
+
+    fn literal(&mut self, t: T) -> String {
+        match t {
+            T::I => format!("{}", self.rng.below(41) as i32 - 20),
+            T::U => format!("{}", self.rng.below(50)),
+            T::F => format!("{}.{}", self.rng.below(9), [0, 25, 5, 75][self.rng.below(4) as usize]),
+            T::B => (if self.rng.chance(50) { "True" } else { "False" }).into(),
+        }
+    }
+
+    fn expr(&mut self, t: T, depth: u32) -> String {
+        if depth == 0 || self.rng.chance(25) {
+            return match (t, self.rng.below(10)) {
+                (T::B, 0) => self.literal(T::B),
+                (T::B, _) => {
+                    let ct = [T::I, T::U, T::F][self.rng.below(3) as usize];
+                    let op = ["<", "<=", ">", ">=", "==", "!="][self.rng.below(6) as usize];
+                    let l = self.var(ct);
+                    let r = if self.rng.chance(50) { self.literal(ct) } else { self.var(ct) };
+                    format!("({l} {op} {r})")
+                }
+                (T::I, 0) => "inp[(t + 3) & 63]".into(),
+                (T::I, 1) => format!("inp[u32({}) & 63]", self.var(T::I)),
+                (T::U, 0) => "t".into(),
+                (T::F, 0) => "f32(inp[t ^ 5])".into(),
+                (_, 1 | 2) => self.literal(t),
+                _ => self.var(t),
+            };
+        }
+        let d = depth - 1;
+        match t {
+            T::I | T::U => match self.rng.below(14) {
+                0 => format!("({} + {})", self.expr(t, d), self.expr(t, d)),
+                1 => format!("({} - {})", self.expr(t, d), self.expr(t, d)),
+                2 => format!("({} * {})", self.expr(t, d), self.expr(t, d)),
+                3 => format!("({} & {})", self.expr(t, d), self.expr(t, d)),
+                4 => format!("({} | {})", self.expr(t, d), self.expr(t, d)),
+                5 => format!("({} ^ {})", self.expr(t, d), self.expr(t, d)),
+                6 => {
+                    // A divisor that is never zero (and never -1, so no MIN / -1).
+                    let n = self.expr(t, d);
+                    let m = self.expr(t, d);
+                    format!("({m} // ((({n}) & 7) + 1))")
+                }
+                7 => {
+                    let n = self.expr(t, d);
+                    let m = self.expr(t, d);
+                    format!("({m} % ((({n}) & 15) + 1))")
+                }
+                8 => format!("({} << ({} & 7))", self.expr(t, d), self.expr(t, d)),
+                9 => format!("({} >> ({} & 15))", self.expr(t, d), self.expr(t, d)),
+                10 => {
+                    let from = [T::I, T::U, T::F][self.rng.below(3) as usize];
+                    if from == T::F {
+                        format!("{}(min(max({}, -1000.0), 1000.0))", t.name(), self.expr(T::F, d))
+                    } else {
+                        format!("{}({}({}))", t.name(), from.name(), self.expr(from, d))
+                    }
+                }
+                11 => format!(
+                    "({} if {} else {})",
+                    self.expr(t, d),
+                    self.expr(T::B, d),
+                    self.expr(t, d)
+                ),
+                12 => format!("min({}, {})", self.expr(t, d), self.expr(t, d)),
+                _ => format!("max({}, {})", self.expr(t, d), self.expr(t, d)),
+            },
+            T::F => match self.rng.below(9) {
+                0 => format!("({} + {})", self.expr(t, d), self.expr(t, d)),
+                1 => format!("({} - {})", self.expr(t, d), self.expr(t, d)),
+                2 => format!("({} * {})", self.expr(t, d), self.expr(t, d)),
+                3 => format!(
+                    "({} / ({} + 100.0))",
+                    self.expr(t, d),
+                    format_args!("abs({})", self.expr(t, d))
+                ),
+                4 => {
+                    let from = [T::I, T::U][self.rng.below(2) as usize];
+                    format!("f32({}({}))", from.name(), self.expr(from, d))
+                }
+                5 => format!(
+                    "({} if {} else {})",
+                    self.expr(t, d),
+                    self.expr(T::B, d),
+                    self.expr(t, d)
+                ),
+                6 => format!("floor({})", self.expr(t, d)),
+                7 => format!("min({}, {})", self.expr(t, d), self.expr(t, d)),
+                _ => format!("-{}", self.expr(t, d)),
+            },
+            T::B => match self.rng.below(6) {
+                0 => format!("({} and {})", self.expr(T::B, d), self.expr(T::B, d)),
+                1 => format!("({} or {})", self.expr(T::B, d), self.expr(T::B, d)),
+                2 => format!("(not {})", self.expr(T::B, d)),
+                _ => {
+                    let ct = [T::I, T::U, T::F][self.rng.below(3) as usize];
+                    let op = ["<", "<=", ">", ">=", "==", "!="][self.rng.below(6) as usize];
+                    // Each side converted, so a side of only literals is typed too.
+                    let n = ct.name();
+                    format!("({n}({}) {op} {n}({}))", self.expr(ct, d), self.expr(ct, d))
+                }
+            },
+        }
+    }
+
+    fn line(&mut self, indent: usize, text: &str) {
+        let _ = writeln!(self.out, "{}{text}", "    ".repeat(indent));
+    }
+
+    fn block(&mut self, indent: usize, depth: u32, in_loop: bool) {
+        let n = 1 + self.rng.below(4);
+        for _ in 0..n {
+            self.stmt(indent, depth, in_loop);
+        }
+    }
+
+    fn stmt(&mut self, indent: usize, depth: u32, in_loop: bool) {
+        let choice = self.rng.below(if depth == 0 { 5 } else { 11 });
+        match choice {
+            0..=3 => {
+                let (name, t) = VARS[self.rng.below(VARS.len() as u32) as usize];
+                let e = self.expr(t, 3);
+                let op = if t != T::B && self.rng.chance(20) { "+=" } else { "=" };
+                self.line(indent, &format!("{name} {op} {e}"));
+            }
+            4 => {
+                let slot = self.rng.below(8);
+                let e = self.expr(T::I, 2);
+                self.line(indent, &format!("out[t * 8 + {slot}] = {e}"));
+            }
+            5 | 6 => {
+                let c = self.expr(T::B, 2);
+                self.line(indent, &format!("if {c}:"));
+                self.block(indent + 1, depth - 1, in_loop);
+                if self.rng.chance(50) {
+                    let c2 = self.expr(T::B, 2);
+                    self.line(indent, &format!("elif {c2}:"));
+                    self.block(indent + 1, depth - 1, in_loop);
+                }
+                if self.rng.chance(50) {
+                    self.line(indent, "else:");
+                    self.block(indent + 1, depth - 1, in_loop);
+                }
+            }
+            7 if self.loops < 3 => {
+                self.loops += 1;
+                let k = format!("k{}", self.next_counter);
+                self.next_counter += 1;
+                let hi = if self.rng.chance(50) {
+                    format!("{}", self.rng.below(6))
+                } else {
+                    "(t & 7)".into()
+                };
+                self.line(indent, &format!("for {k} in range({hi}):"));
+                self.counters.push(k);
+                self.block(indent + 1, depth - 1, true);
+                self.counters.pop();
+            }
+            8 if self.loops < 3 => {
+                self.loops += 1;
+                let w = format!("w{}", self.next_counter);
+                self.next_counter += 1;
+                let c = self.expr(T::B, 1);
+                self.line(indent, &format!("{w}: u32 = 0"));
+                let bound = 1 + self.rng.below(6);
+                self.line(indent, &format!("while {w} < {bound} and {c}:"));
+                self.line(indent + 1, &format!("{w} += 1"));
+                self.block(indent + 1, depth - 1, true);
+            }
+            9 if in_loop => {
+                let c = self.expr(T::B, 2);
+                let what = if self.rng.chance(50) { "break" } else { "continue" };
+                self.line(indent, &format!("if {c}:"));
+                if self.rng.chance(50) {
+                    let (name, t) = VARS[self.rng.below(5) as usize];
+                    let e = self.expr(t, 1);
+                    self.line(indent + 1, &format!("{name} = {e}"));
+                }
+                self.line(indent + 1, what);
+            }
+            10 => {
+                let c = self.expr(T::B, 1);
+                self.line(indent, &format!("if {c}:"));
+                self.line(indent + 1, "out[t * 8 + 7] = 12345");
+                self.line(indent + 1, "return");
+            }
+            _ => {
+                let (name, t) = VARS[self.rng.below(VARS.len() as u32) as usize];
+                let e = self.expr(t, 2);
+                self.line(indent, &format!("{name} = {e}"));
+            }
+        }
+    }
+}
+
+/// A random kernel from a seed.
+fn kernel(seed: u64) -> String {
+    let mut g = Gen {
+        rng: Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1),
+        out: String::new(),
+        loops: 0,
+        counters: Vec::new(),
+        next_counter: 0,
+    };
+    g.out.push_str("import wave\n\n\n@wave.kernel(workgroup=32)\ndef k(inp: i32[:], out: i32[:], fout: f32[:]):\n");
+    g.line(1, "t = wave.global_id()");
+    g.line(1, "a = inp[t]");
+    g.line(1, "b = inp[(t + 1) & 63]");
+    g.line(1, "c: i32 = 7");
+    g.line(1, "u = u32(inp[t ^ 9])");
+    g.line(1, "v: u32 = t * 3");
+    g.line(1, "x = f32(a) * 0.5");
+    g.line(1, "y: f32 = 1.25");
+    g.block(1, 3, false);
+    g.line(1, "out[t * 8] = a");
+    g.line(1, "out[t * 8 + 1] = b + c");
+    g.line(1, "out[t * 8 + 2] = i32(u ^ v)");
+    g.line(1, "fout[t * 2] = x");
+    g.line(1, "fout[t * 2 + 1] = y");
+    g.out
+}
+
+const INP: usize = 0;
+const OUT: usize = 256;
+const FOUT: usize = OUT + 64 * 8 * 4;
+const SIZE: usize = FOUT + 64 * 2 * 4;
+
+fn run(text: &str, level: Level, width: u32, seed: u64) -> Result<Vec<u8>, String> {
+    let options = Options { level, ..Default::default() };
+    let (out, d) = wave_kernel::compile(text, Language::Python, "random.py", options);
+    let Some(out) = out else {
+        return Err(format!("does not compile at {level:?}: {d:?}"));
+    };
+    let mut device = vec![0u8; SIZE];
+    let mut rng = Rng(seed | 1);
+    for i in 0..64 {
+        let v = (rng.below(2001) as i32 - 1000) as u32;
+        device[INP + i * 4..INP + i * 4 + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    let dispatch = wave_emulator::Dispatch {
+        kernel: None,
+        grid: [2, 1, 1],
+        workgroup: None,
+        wave_width: width,
+        args: vec![
+            ("inp".into(), INP as u32),
+            ("out".into(), OUT as u32),
+            ("fout".into(), FOUT as u32),
+        ],
+        max_steps: 2_000_000,
+        trace: false,
+    };
+    wave_emulator::run(&out.module, &dispatch, &mut device)
+        .map_err(|t| format!("traps at {level:?}: {t}\n{}", out.asm))?;
+    Ok(device)
+}
+
+fn check(seed: u64) -> Result<(), String> {
+    let text = kernel(seed);
+    let width = [8, 16, 32][(seed % 3) as usize];
+    let reference = run(&text, Level::O0, width, seed)?;
+    for level in [Level::O1, Level::O2, Level::O3] {
+        let got = run(&text, level, width, seed)?;
+        if got != reference {
+            let at = got.iter().zip(&reference).position(|(a, b)| a != b).unwrap_or(0) / 4 * 4;
+            let word = |m: &[u8]| u32::from_le_bytes([m[at], m[at + 1], m[at + 2], m[at + 3]]);
+            return Err(format!(
+                "{level:?} differs from O0 at byte {at} (W={width}): {:#x} vs {:#x}",
+                word(&got),
+                word(&reference)
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_level_computes_the_same_results() {
+    if let Ok(seed) = std::env::var("WAVE_SEED") {
+        let seed: u64 = seed.parse().expect("WAVE_SEED is a number");
+        if let Err(e) = check(seed) {
+            panic!("seed {seed}: {e}\n{}", kernel(seed));
+        }
+        return;
+    }
+    let count: u64 =
+        std::env::var("WAVE_DIFF_KERNELS").ok().and_then(|n| n.parse().ok()).unwrap_or(1500);
+    let mut failures = Vec::new();
+    for seed in 1..=count {
+        if let Err(e) = check(seed) {
+            failures.push(format!("seed {seed}: {e}"));
+            if failures.len() >= 5 {
+                break;
+            }
+        }
+    }
+    if let Some(first) = failures.first() {
+        let seed: u64 =
+            first["seed ".len()..].split(':').next().and_then(|s| s.parse().ok()).unwrap_or(0);
+        panic!(
+            "{} of {count} kernels differ (replay one with WAVE_SEED=N):\n{}\n\nthe first kernel:\n{}",
+            failures.len(),
+            failures.join("\n"),
+            kernel(seed)
+        );
+    }
+}
+
+#[test]
+fn the_generator_makes_different_kernels_that_compile() {
+    let a = kernel(1);
+    let b = kernel(2);
+    assert_ne!(a, b);
+    for seed in 1..20 {
+        let text = kernel(seed);
+        let (out, d) =
+            wave_kernel::compile(&text, Language::Python, "random.py", Options::default());
+        assert!(out.is_some(), "seed {seed}: {d:?}\n{text}");
+    }
+}
