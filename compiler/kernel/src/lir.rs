@@ -196,8 +196,8 @@ pub struct Unsupported {
 enum Use {
     /// As a condition (branch, select, vote, ballot) in block `b`.
     Cond(BlockId),
-    /// As the operand of a `not` that is itself a condition in block `b`.
-    NotOf(BlockId, Value),
+    /// As the operand of a `not`, `and` or `or` that defines this value.
+    Part(Value),
     /// Anything else.
     Other,
 }
@@ -313,10 +313,37 @@ impl<'f> Lower<'f> {
     fn cond(&mut self, v: Value, out: &mut Vec<Inst>, span: &Span) -> (Pred, bool) {
         if self.pred_form[v.0 as usize] {
             match self.def[v.0 as usize] {
-                Some(Op::Binary(op, a, b)) => return self.compare(*op, *a, *b, out, span),
+                Some(Op::Binary(op, a, b)) if op.is_comparison() => {
+                    return self.compare(*op, *a, *b, out, span);
+                }
                 Some(Op::Unary(UnOp::Not, a)) => {
                     let (p, n) = self.cond(*a, out, span);
                     return (p, !n);
+                }
+                Some(Op::Binary(op @ (BinOp::LogicAnd | BinOp::LogicOr), x, y)) => {
+                    let and = *op == BinOp::LogicAnd;
+                    let (p, n) = self.cond(*x, out, span);
+                    // Where `x` decides nothing (true for `and`, false for `or`), one guarded
+                    // compare writes `y` into the same predicate, with its polarity.
+                    let guard = if and { (p, n) } else { (p, !n) };
+                    if self.compare_into(*y, p, n, guard, out, span) {
+                        return (p, n);
+                    }
+                    // Otherwise through registers.
+                    let (rx, ry, rz) = (self.lir.reg(), self.lir.reg(), self.lir.reg());
+                    self.materialize(rx, (p, n), out, span);
+                    let c = self.cond(*y, out, span);
+                    self.materialize(ry, c, out, span);
+                    let m = if and { "and" } else { "or" };
+                    self.op3(out, m, rz, Arg::Use(rx), Arg::Use(ry), span);
+                    let q = self.lir.pred();
+                    out.push(Inst::new(
+                        Kind::Op,
+                        "icmp.ne",
+                        vec![Arg::PDef(q), Arg::Use(rz), Arg::Imm("0".into())],
+                        span,
+                    ));
+                    return (q, false);
                 }
                 _ => {}
             }
@@ -331,11 +358,92 @@ impl<'f> Lower<'f> {
     fn compare(
         &mut self,
         op: BinOp,
-        mut a: Value,
-        mut b: Value,
+        a: Value,
+        b: Value,
         out: &mut Vec<Inst>,
         span: &Span,
     ) -> (Pred, bool) {
+        let (mnemonic, x, y, neg) = self.compare_form(op, a, b);
+        let p = self.lir.pred();
+        out.push(Inst::new(Kind::Op, mnemonic, vec![Arg::PDef(p), x, y], span));
+        (p, neg)
+    }
+
+    /// Writes comparison `v` (negated when `neg`) into predicate `p` where `guard` holds, if
+    /// one compare instruction can.
+    fn compare_into(
+        &mut self,
+        v: Value,
+        p: Pred,
+        neg: bool,
+        guard: (Pred, bool),
+        out: &mut Vec<Inst>,
+        span: &Span,
+    ) -> bool {
+        if !self.pred_form[v.0 as usize] {
+            return false;
+        }
+        let (op, a, b, neg) = match self.def[v.0 as usize] {
+            Some(Op::Binary(op, a, b)) if op.is_comparison() => (*op, *a, *b, neg),
+            Some(Op::Unary(UnOp::Not, x)) => match self.def[x.0 as usize] {
+                Some(Op::Binary(op, a, b))
+                    if op.is_comparison() && self.pred_form[x.0 as usize] =>
+                {
+                    (*op, *a, *b, !neg)
+                }
+                _ => return false,
+            },
+            _ => return false,
+        };
+        let Some((mnemonic, x, y, _)) = self.compare_with(op, a, b, neg) else { return false };
+        let mut inst = Inst::new(Kind::Op, mnemonic, vec![Arg::PDef(p), x, y], span);
+        inst.guard = Some(guard);
+        out.push(inst);
+        true
+    }
+
+    /// A compare instruction giving exactly `a op b` negated when `neg`, if there is one.
+    fn compare_with(
+        &mut self,
+        op: BinOp,
+        a: Value,
+        b: Value,
+        neg: bool,
+    ) -> Option<(&'static str, Arg, Arg, bool)> {
+        use BinOp::*;
+        let op = if self.compare_choice(op, a, b).2 == neg {
+            op
+        } else if self.scalar(a).is_float() {
+            // `!(a < b)` is not `a >= b` when either is NaN.
+            return None;
+        } else {
+            let opposite = match op {
+                Lt => Ge,
+                Ge => Lt,
+                Le => Gt,
+                Gt => Le,
+                Eq => Ne,
+                _ => Eq,
+            };
+            if self.compare_choice(opposite, a, b).2 == neg {
+                return None;
+            }
+            // The opposite comparison's natural result is the negation we want... of
+            // the opposite: `!(a >= b)` is `a < b`, so emit it and report `neg`.
+            let f = self.compare_form(opposite, a, b);
+            return Some((f.0, f.1, f.2, neg));
+        };
+        Some(self.compare_form(op, a, b))
+    }
+
+    /// The compare for `a op b`, without reading anything: mnemonic, whether the operands
+    /// swap, whether the result is the negation, and the operands in order.
+    fn compare_choice(
+        &self,
+        op: BinOp,
+        mut a: Value,
+        mut b: Value,
+    ) -> (&'static str, bool, bool, Value, Value) {
         use BinOp::*;
         let s = self.scalar(a);
         // A constant goes second, where the immediate is.
@@ -371,7 +479,13 @@ impl<'f> Lower<'f> {
             (_, Gt) => ("icmp.gt", false, false),
             _ => ("icmp.ge", false, false),
         };
-        let p = self.lir.pred();
+        (mnemonic, swap, neg, a, b)
+    }
+
+    /// The compare instruction for `a op b`: mnemonic, operands, and whether its result is
+    /// the negation.
+    fn compare_form(&mut self, op: BinOp, a: Value, b: Value) -> (&'static str, Arg, Arg, bool) {
+        let (mnemonic, swap, neg, a, b) = self.compare_choice(op, a, b);
         let (x, y) = if swap {
             let x = self.src(b);
             (x, self.src(a))
@@ -379,8 +493,7 @@ impl<'f> Lower<'f> {
             let x = self.src(a);
             (x, self.src2(b))
         };
-        out.push(Inst::new(Kind::Op, mnemonic, vec![Arg::PDef(p), x, y], span));
-        (p, neg)
+        (mnemonic, x, y, neg)
     }
 
     /// `d = p ? 1 : 0` (with the predicate's negation).
@@ -565,6 +678,7 @@ impl<'f> Lower<'f> {
         let (a, b) =
             if commutative && self.is_const(a) && !self.is_const(b) { (b, a) } else { (a, b) };
         let m = match (op, s) {
+            (LogicAnd | LogicOr, _) if self.pred_form[dv.0 as usize] => return,
             (LogicAnd, _) | (And, _) => "and",
             (LogicOr, _) | (Or, _) => "or",
             (Xor, _) => "xor",
@@ -865,9 +979,17 @@ pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
                 }
                 Op::Unary(UnOp::Not, a) => {
                     uses[a.0 as usize].push(match inst.dst {
-                        Some(d) => Use::NotOf(here, d),
+                        Some(d) => Use::Part(d),
                         None => Use::Other,
                     });
+                }
+                Op::Binary(BinOp::LogicAnd | BinOp::LogicOr, a, x) => {
+                    for v in [a, x] {
+                        uses[v.0 as usize].push(match inst.dst {
+                            Some(d) => Use::Part(d),
+                            None => Use::Other,
+                        });
+                    }
                 }
                 op => {
                     for a in op.operands() {
@@ -880,13 +1002,16 @@ pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
             uses[c.0 as usize].push(Use::Cond(here));
         }
     }
-    // Predicate form: comparisons (and `not`s of them) used only as conditions in their own
-    // block. Decided in definition order, so a `not` sees its operand's decision first...
-    // and a comparison needs its `not` users decided: iterate to a fixed point.
+    // Predicate form: comparisons, and `not`/`and`/`or` of values in predicate form, used
+    // only as conditions (or inside such a value). The compare is emitted where each
+    // condition is tested; its operands are available there, since their definitions
+    // dominate the comparison's. Demote what does not qualify until nothing changes.
     let mut pred_form = vec![false; n];
     for (v, d) in def.iter().enumerate() {
         let candidate = match d {
-            Some(Op::Binary(op, _, _)) => op.is_comparison(),
+            Some(Op::Binary(op, _, _)) => {
+                op.is_comparison() || matches!(op, BinOp::LogicAnd | BinOp::LogicOr)
+            }
             Some(Op::Unary(UnOp::Not, _)) => true,
             _ => false,
         };
@@ -898,15 +1023,17 @@ pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
             if !pred_form[v] {
                 continue;
             }
-            let home = def_block[v];
             let ok = !uses[v].is_empty()
                 && uses[v].iter().all(|u| match u {
-                    Use::Cond(b) => *b == home,
-                    Use::NotOf(b, d) => *b == home && pred_form[d.0 as usize],
+                    Use::Cond(_) => true,
+                    Use::Part(d) => pred_form[d.0 as usize],
                     Use::Other => false,
                 })
                 && match def[v] {
                     Some(Op::Unary(UnOp::Not, a)) => pred_form[a.0 as usize],
+                    Some(Op::Binary(BinOp::LogicAnd | BinOp::LogicOr, a, b)) => {
+                        pred_form[a.0 as usize] && pred_form[b.0 as usize]
+                    }
                     _ => true,
                 };
             if !ok {

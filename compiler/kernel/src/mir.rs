@@ -295,6 +295,9 @@ struct RawBlock {
 
 struct Builder<'k> {
     kernel: &'k hir::Kernel,
+    /// The kernel's variables and the temporaries lowering adds (the value of a
+    /// short-circuit `and`/`or` or of a conditional expression).
+    vars: Vec<hir::Var>,
     blocks: Vec<RawBlock>,
     types: Vec<Ty>,
     current: BlockId,
@@ -353,7 +356,7 @@ impl<'k> Builder<'k> {
     }
 
     fn use_var(&mut self, var: VarId) -> Value {
-        let ty = self.kernel.var(var).ty;
+        let ty = self.vars[var.0 as usize].ty;
         let v = self.value(ty);
         self.blocks[self.current.0 as usize].items.push(Raw::Use(v, var));
         v
@@ -407,6 +410,25 @@ impl<'k> Builder<'k> {
                 let (space, addr) = self.address(b, i);
                 self.push(Op::Load(space, addr), e.ty, span)
             }
+            hir::ExprKind::Binary(op @ (BinOp::LogicAnd | BinOp::LogicOr), a, b)
+                if !speculable(b) =>
+            {
+                // `a and b` evaluates `b` only where `a` holds (`or`: where it does not).
+                let and = *op == BinOp::LogicAnd;
+                let tmp = self.temporary(e.ty, span);
+                let a = self.expr(a);
+                self.def(tmp, a);
+                let (eval, join) = (self.block(), self.block());
+                let term =
+                    if and { Term::Branch(a, eval, join) } else { Term::Branch(a, join, eval) };
+                self.terminate(term);
+                self.current = eval;
+                let b = self.expr(b);
+                self.def(tmp, b);
+                self.terminate(Term::Jump(join));
+                self.current = join;
+                self.use_var(tmp)
+            }
             hir::ExprKind::Binary(op, a, b) => {
                 let (a, b) = (self.expr(a), self.expr(b));
                 self.push(Op::Binary(*op, a, b), e.ty, span)
@@ -420,6 +442,23 @@ impl<'k> Builder<'k> {
                 self.push(Op::Cast(a), e.ty, span)
             }
             hir::ExprKind::Special(s) => self.push(Op::Special(*s), e.ty, span),
+            hir::ExprKind::Select(c, a, b) if !speculable(a) || !speculable(b) => {
+                // Only the chosen side is evaluated.
+                let tmp = self.temporary(e.ty, span);
+                let c = self.expr(c);
+                let (yes, no, join) = (self.block(), self.block(), self.block());
+                self.terminate(Term::Branch(c, yes, no));
+                self.current = yes;
+                let a = self.expr(a);
+                self.def(tmp, a);
+                self.terminate(Term::Jump(join));
+                self.current = no;
+                let b = self.expr(b);
+                self.def(tmp, b);
+                self.terminate(Term::Jump(join));
+                self.current = join;
+                self.use_var(tmp)
+            }
             hir::ExprKind::Select(c, a, b) => {
                 let (c, a, b) = (self.expr(c), self.expr(a), self.expr(b));
                 self.push(Op::Select(c, a, b), e.ty, span)
@@ -439,6 +478,17 @@ impl<'k> Builder<'k> {
                 }
             }
         }
+    }
+
+    /// A variable for a value that control flow merges.
+    fn temporary(&mut self, ty: Ty, span: &Span) -> VarId {
+        self.vars.push(hir::Var {
+            name: format!("tmp.{}", self.vars.len()),
+            ty,
+            span: span.clone(),
+            param: false,
+        });
+        VarId(self.vars.len() as u32 - 1)
     }
 
     fn stmts(&mut self, body: &[hir::Stmt]) {
@@ -506,7 +556,7 @@ impl<'k> Builder<'k> {
                 self.terminate(Term::Jump(latch));
                 self.current = latch;
                 let i = self.use_var(*var);
-                let ty = self.kernel.var(*var).ty;
+                let ty = self.vars[var.0 as usize].ty;
                 let stepv = self.push(Op::Int(step.abs()), ty, span);
                 let op = if *step > 0 { BinOp::Add } else { BinOp::Sub };
                 let next = self.push(Op::Binary(op, i, stepv), ty, span);
@@ -530,10 +580,28 @@ impl<'k> Builder<'k> {
     }
 }
 
+/// Whether evaluating `e` where the source does not can change nothing: no load (it may
+/// fault), no atomic, barrier or wave operation (their result depends on which lanes run).
+fn speculable(e: &hir::Expr) -> bool {
+    use hir::ExprKind as K;
+    match &e.kind {
+        K::Int(_) | K::Float(_) | K::Bool(_) | K::Var(_) | K::Special(_) => true,
+        K::Load(..) => false,
+        K::Binary(_, a, b) => speculable(a) && speculable(b),
+        K::Unary(_, a) | K::Cast(a) => speculable(a),
+        K::Select(c, a, b) => speculable(c) && speculable(a) && speculable(b),
+        K::Call(Intrinsic::Math(_) | Intrinsic::Min | Intrinsic::Max, args) => {
+            args.iter().all(speculable)
+        }
+        K::Call(..) => false,
+    }
+}
+
 /// Lowers a kernel's HIR to MIR in SSA form.
 pub fn lower(kernel: &hir::Kernel) -> Func {
     let mut b = Builder {
         kernel,
+        vars: kernel.vars.clone(),
         blocks: Vec::new(),
         types: Vec::new(),
         current: BlockId(0),
@@ -563,7 +631,7 @@ pub fn lower(kernel: &hir::Kernel) -> Func {
     }
     b.stmts(&kernel.body);
     b.terminate(Term::Return);
-    let Builder { blocks, types, .. } = b;
+    let Builder { blocks, types, vars, .. } = b;
     let mut func = Func {
         name: kernel.name.clone(),
         params,
@@ -580,13 +648,13 @@ pub fn lower(kernel: &hir::Kernel) -> Func {
         workgroup_size: kernel.workgroup_size,
     };
     let raw: Vec<Vec<Raw>> = blocks.into_iter().map(|r| r.items).collect();
-    ssa(&mut func, kernel, raw);
+    ssa(&mut func, &vars, raw);
     remove_unreachable(&mut func);
     func
 }
 
 /// Places phis at iterated dominance frontiers and renames variables along the dominator tree.
-fn ssa(func: &mut Func, kernel: &hir::Kernel, raw: Vec<Vec<Raw>>) {
+fn ssa(func: &mut Func, vars: &[hir::Var], raw: Vec<Vec<Raw>>) {
     let n = func.blocks.len();
     let idom = func.dominators();
     let preds = func.predecessors();
@@ -610,7 +678,7 @@ fn ssa(func: &mut Func, kernel: &hir::Kernel, raw: Vec<Vec<Raw>>) {
     }
     // Phis for each variable at the iterated frontier of its definitions.
     let mut phi_var: Vec<Vec<VarId>> = vec![Vec::new(); n];
-    for (v, var) in kernel.vars.iter().enumerate() {
+    for (v, var) in vars.iter().enumerate() {
         if matches!(var.ty, Ty::Local(..)) {
             continue;
         }
@@ -629,9 +697,9 @@ fn ssa(func: &mut Func, kernel: &hir::Kernel, raw: Vec<Vec<Raw>>) {
             }
         }
     }
-    for (b, vars) in phi_var.iter().enumerate() {
-        for &var in vars {
-            let ty = match kernel.var(var).ty {
+    for (b, placed) in phi_var.iter().enumerate() {
+        for &var in placed {
+            let ty = match vars[var.0 as usize].ty {
                 Ty::Buffer(_) => Ty::Scalar(Scalar::U32),
                 t => t,
             };

@@ -47,8 +47,16 @@ pub fn passes(level: Level) -> Vec<Pass> {
         Level::O2 | Level::O3 => vec![
             ("sccp", sccp),
             ("strength-reduce", strength_reduce),
+            ("identities", identities),
             ("cse", cse),
             ("licm", licm),
+            // Hoisting brings equal computations from different branches together.
+            ("cse", cse),
+            ("iv-reduce", iv_reduce),
+            // Start values computed before loops fold.
+            ("sccp", sccp),
+            ("identities", identities),
+            ("cse", cse),
             ("dce", dce),
             ("simplify-cfg", simplify_cfg),
             ("dce", dce),
@@ -569,6 +577,73 @@ pub fn sccp(f: &mut Func) -> bool {
     rewrote
 }
 
+/// Algebraic identities on integers and `bool`s: `x + 0`, `x - 0`, `x * 1`, `x << 0`,
+/// `x >> 0`, `x | 0`, `x ^ 0`, `x & -1`, `b and True`, `b or False` are `x` (or `b`).
+/// Floats keep theirs: `x + 0.0` is not `x` when `x` is `-0.0`.
+pub fn identities(f: &mut Func) -> bool {
+    let mut consts: HashMap<Value, Op> = HashMap::new();
+    for b in &f.blocks {
+        for inst in &b.insts {
+            if let (Some(d), op @ (Op::Int(_) | Op::Bool(_))) = (inst.dst, &inst.op) {
+                consts.insert(d, op.clone());
+            }
+        }
+    }
+    let int = |v: &Value, s: Scalar| match consts.get(v) {
+        Some(Op::Int(x)) => Some(wrap(s, *x)),
+        _ => None,
+    };
+    let boolean = |v: &Value| match consts.get(v) {
+        Some(Op::Bool(x)) => Some(*x),
+        _ => None,
+    };
+    let mut subst: HashMap<Value, Value> = HashMap::new();
+    for b in &f.blocks {
+        for inst in &b.insts {
+            let Some(d) = inst.dst else { continue };
+            let Some(s) = scalar_of(f, d) else { continue };
+            let same = match &inst.op {
+                Op::Binary(op, a, c) if s.is_int() => {
+                    let all_ones = wrap(s, -1);
+                    match (op, int(a, s), int(c, s)) {
+                        (BinOp::Add | BinOp::Or | BinOp::Xor, Some(0), _) => Some(*c),
+                        (BinOp::Mul, Some(1), _) => Some(*c),
+                        (BinOp::And, Some(x), _) if x == all_ones => Some(*c),
+                        (
+                            BinOp::Add
+                            | BinOp::Sub
+                            | BinOp::Or
+                            | BinOp::Xor
+                            | BinOp::Shl
+                            | BinOp::Shr,
+                            _,
+                            Some(0),
+                        ) => Some(*a),
+                        (BinOp::Mul | BinOp::Div, _, Some(1)) => Some(*a),
+                        (BinOp::And, _, Some(x)) if x == all_ones => Some(*a),
+                        _ => None,
+                    }
+                }
+                Op::Binary(op, a, c) if s == Scalar::Bool => match (op, boolean(a), boolean(c)) {
+                    (BinOp::LogicAnd, Some(true), _) | (BinOp::LogicOr, Some(false), _) => Some(*c),
+                    (BinOp::LogicAnd, _, Some(true)) | (BinOp::LogicOr, _, Some(false)) => Some(*a),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(v) = same {
+                subst.insert(d, v);
+            }
+        }
+    }
+    if subst.is_empty() {
+        return false;
+    }
+    substitute(f, &subst);
+    dce(f);
+    true
+}
+
 /// Strength reduction: `x * 2^k` becomes `x << k`, and for `u32`, `x / 2^k` becomes
 /// `x >> k` and `x % 2^k` becomes `x & (2^k - 1)`.
 pub fn strength_reduce(f: &mut Func) -> bool {
@@ -816,4 +891,210 @@ mod licm_tests {
         assert!(in_loop(&|op| matches!(op, Op::Call(..))), "the wave reduction stays in the loop");
         assert!(header.0 > 0);
     }
+}
+
+// -------------------------------------------------------------------------------------------
+// Strength reduction of induction variables (O2).
+
+/// An affine function of a loop's induction variable: `coef * iv + base`, where the chain of
+/// instructions that computes it (from the IV and loop-invariant values) is known.
+#[derive(Clone, Debug)]
+struct Affine {
+    coef: i64,
+}
+
+/// Addresses that are affine functions of a loop's basic induction variable (`i = phi(init,
+/// i + c)`) become their own induction variables: `p = phi(start, p + coef * c)`, with
+/// `start` computed once before the loop. `a[i * n + j]` in a `for j` loop then costs one
+/// addition per iteration instead of a multiply, a shift and two additions.
+pub fn iv_reduce(f: &mut Func) -> bool {
+    let mut changed = false;
+    for (header, body) in natural_loops(f) {
+        changed |= reduce_loop(f, header, &body);
+    }
+    changed
+}
+
+fn reduce_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bool {
+    let preds = f.predecessors();
+    let outside: Vec<BlockId> =
+        preds[header.0 as usize].iter().copied().filter(|p| !body.contains(p)).collect();
+    let latches: Vec<BlockId> =
+        preds[header.0 as usize].iter().copied().filter(|p| body.contains(p)).collect();
+    let ([pre], [latch]) = (outside.as_slice(), latches.as_slice()) else { return false };
+    let (pre, latch) = (*pre, *latch);
+    if f.blocks[pre.0 as usize].term != Term::Jump(header)
+        || f.blocks[latch.0 as usize].term != Term::Jump(header)
+    {
+        return false;
+    }
+    let mut defs: HashMap<Value, (BlockId, usize)> = HashMap::new();
+    let mut inside: std::collections::HashSet<Value> = Default::default();
+    for b in body {
+        let block = &f.blocks[b.0 as usize];
+        inside.extend(block.phis.iter().map(|p| p.dst));
+        for (i, inst) in block.insts.iter().enumerate() {
+            if let Some(d) = inst.dst {
+                inside.insert(d);
+                defs.insert(d, (*b, i));
+            }
+        }
+    }
+    let consts: HashMap<Value, i64> = f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| match (i.dst, &i.op) {
+            (Some(d), Op::Int(x)) => Some((d, *x)),
+            _ => None,
+        })
+        .collect();
+    let mut changed = false;
+    // Basic induction variables: header phis stepped by a constant in the latch.
+    let phis = f.blocks[header.0 as usize].phis.clone();
+    for phi in phis {
+        let Some(s) = scalar_of(f, phi.dst).filter(|s| s.is_int()) else { continue };
+        let (Some(&(_, init)), Some(&(_, next))) =
+            (phi.args.iter().find(|(p, _)| *p == pre), phi.args.iter().find(|(p, _)| *p == latch))
+        else {
+            continue;
+        };
+        let step = match defs.get(&next).map(|&(b, i)| &f.blocks[b.0 as usize].insts[i].op) {
+            Some(Op::Binary(BinOp::Add, x, c)) if *x == phi.dst => consts.get(c).copied(),
+            Some(Op::Binary(BinOp::Add, c, x)) if *x == phi.dst => consts.get(c).copied(),
+            Some(Op::Binary(BinOp::Sub, x, c)) if *x == phi.dst => consts.get(c).map(|c| -c),
+            _ => None,
+        };
+        let Some(step) = step else { continue };
+        // Affine values of this IV, in program order over the loop's blocks.
+        let mut affine: HashMap<Value, Affine> = HashMap::new();
+        affine.insert(phi.dst, Affine { coef: 1 });
+        let invariant = |v: &Value| !inside.contains(v);
+        let mut chain: Vec<Value> = Vec::new();
+        for b in f.reverse_postorder() {
+            if !body.contains(&b) {
+                continue;
+            }
+            for inst in &f.blocks[b.0 as usize].insts {
+                let Some(d) = inst.dst else { continue };
+                if scalar_of(f, d).is_none_or(|t| !t.is_int()) {
+                    continue;
+                }
+                let a = |v: &Value| affine.get(v).map(|x| x.coef);
+                let coef = match &inst.op {
+                    Op::Binary(BinOp::Add, x, y) => match (a(x), a(y)) {
+                        (Some(c), None) if invariant(y) => Some(c),
+                        (None, Some(c)) if invariant(x) => Some(c),
+                        (Some(c), Some(e)) => Some(c.wrapping_add(e)),
+                        _ => None,
+                    },
+                    Op::Binary(BinOp::Sub, x, y) => match (a(x), a(y)) {
+                        (Some(c), None) if invariant(y) => Some(c),
+                        (None, Some(c)) if invariant(x) => Some(c.wrapping_neg()),
+                        (Some(c), Some(e)) => Some(c.wrapping_sub(e)),
+                        _ => None,
+                    },
+                    Op::Binary(BinOp::Mul, x, y) => match (a(x), a(y)) {
+                        (Some(c), None) => consts.get(y).map(|k| c.wrapping_mul(*k)),
+                        (None, Some(c)) => consts.get(x).map(|k| c.wrapping_mul(*k)),
+                        _ => None,
+                    },
+                    Op::Binary(BinOp::Shl, x, y) => match (a(x), consts.get(y)) {
+                        (Some(c), Some(k)) if (0..31).contains(k) => {
+                            Some(c.wrapping_shl(*k as u32))
+                        }
+                        _ => None,
+                    },
+                    Op::Cast(x) if matches!(scalar_of(f, *x), Some(Scalar::I32 | Scalar::U32)) => {
+                        a(x)
+                    }
+                    _ => None,
+                };
+                if let Some(coef) = coef {
+                    affine.insert(d, Affine { coef });
+                    chain.push(d);
+                }
+            }
+        }
+        // Addresses to reduce: affine values a memory access uses, not the IV itself.
+        let mut targets: Vec<Value> = Vec::new();
+        for b in body {
+            for inst in &f.blocks[b.0 as usize].insts {
+                let addr = match &inst.op {
+                    Op::Load(_, a) | Op::Store(_, a, _) | Op::Atomic(_, _, a, _) => Some(*a),
+                    _ => None,
+                };
+                if let Some(a) = addr
+                    && a != phi.dst
+                    && affine.get(&a).is_some_and(|x| x.coef != 0)
+                    && !targets.contains(&a)
+                {
+                    targets.push(a);
+                }
+            }
+        }
+        for target in targets {
+            // The start value: the chain computing `target`, cloned before the loop with the
+            // IV replaced by its initial value.
+            let mut needed: Vec<Value> = Vec::new();
+            let mut stack = vec![target];
+            while let Some(v) = stack.pop() {
+                if v == phi.dst || needed.contains(&v) || !affine.contains_key(&v) {
+                    continue;
+                }
+                needed.push(v);
+                let (b, i) = defs[&v];
+                stack.extend(f.blocks[b.0 as usize].insts[i].op.operands());
+            }
+            let order: Vec<Value> = chain.iter().copied().filter(|v| needed.contains(v)).collect();
+            let mut map: HashMap<Value, Value> = HashMap::new();
+            map.insert(phi.dst, init);
+            let mut clones = Vec::new();
+            for v in &order {
+                let (b, i) = defs[v];
+                let mut inst = f.blocks[b.0 as usize].insts[i].clone();
+                inst.op.map_operands(&mut |x| *map.get(&x).unwrap_or(&x));
+                f.types.push(f.types[v.0 as usize]);
+                let nv = Value(f.types.len() as u32 - 1);
+                inst.dst = Some(nv);
+                map.insert(*v, nv);
+                clones.push(inst);
+            }
+            let start = map[&target];
+            let span = clones.last().map(|i: &Inst| i.span.clone()).unwrap_or(0..0);
+            f.blocks[pre.0 as usize].insts.extend(clones);
+            // p = phi(start, p + coef * step), stepped at the end of the latch.
+            let ty = f.types[target.0 as usize];
+            let delta = affine[&target].coef.wrapping_mul(step);
+            let new = |f: &mut Func| {
+                f.types.push(ty);
+                Value(f.types.len() as u32 - 1)
+            };
+            let (p, k, p_next) = (new(f), new(f), new(f));
+            f.blocks[latch.0 as usize].insts.push(Inst {
+                dst: Some(k),
+                op: Op::Int(wrap(s, delta)),
+                span: span.clone(),
+            });
+            f.blocks[latch.0 as usize].insts.push(Inst {
+                dst: Some(p_next),
+                op: Op::Binary(BinOp::Add, p, k),
+                span,
+            });
+            f.blocks[header.0 as usize].phis.push(Phi {
+                dst: p,
+                var: phi.var,
+                args: vec![(pre, start), (latch, p_next)],
+            });
+            let subst: HashMap<Value, Value> = [(target, p)].into_iter().collect();
+            substitute(f, &subst);
+            changed = true;
+        }
+        if changed {
+            // Definitions moved: start again on a fresh view of the function.
+            dce(f);
+            return true;
+        }
+    }
+    changed
 }

@@ -92,6 +92,12 @@ impl Gen {
                     format!("({l} {op} {r})")
                 }
                 (T::I, 0) => "inp[(t + 3) & 63]".into(),
+                (T::I, 1) if !self.counters.is_empty() => {
+                    // An address that steps with a loop counter.
+                    let k =
+                        self.counters[self.rng.below(self.counters.len() as u32) as usize].clone();
+                    format!("inp[(t & 31) + u32({k})]")
+                }
                 (T::I, 1) => format!("inp[u32({}) & 63]", self.var(T::I)),
                 (T::U, 0) => "t".into(),
                 (T::F, 0) => "f32(inp[t ^ 5])".into(),
@@ -197,9 +203,13 @@ impl Gen {
                 self.line(indent, &format!("{name} {op} {e}"));
             }
             4 => {
-                let slot = self.rng.below(8);
+                let slot = if !self.counters.is_empty() && self.rng.chance(50) {
+                    self.counters[self.rng.below(self.counters.len() as u32) as usize].clone()
+                } else {
+                    self.rng.below(8).to_string()
+                };
                 let e = self.expr(T::I, 2);
-                self.line(indent, &format!("out[t * 8 + {slot}] = {e}"));
+                self.line(indent, &format!("out[t * 8 + u32({slot})] = {e}"));
             }
             5 | 6 => {
                 let c = self.expr(T::B, 2);
