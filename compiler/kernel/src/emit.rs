@@ -86,7 +86,7 @@ pub fn compile_hir(
     for k in kernels {
         match compile_kernel(k, options) {
             Ok(c) => out.push(c),
-            Err(d) => errors.push(d),
+            Err(d) => errors.push(*d),
         }
     }
     if !errors.is_empty() {
@@ -135,17 +135,21 @@ pub fn compile_hir(
 }
 
 /// Optimises, lowers and allocates one kernel.
-pub fn compile_kernel(k: &hir::Kernel, options: Options) -> Result<Kernel, Diagnostic> {
+pub fn compile_kernel(k: &hir::Kernel, options: Options) -> Result<Kernel, Box<Diagnostic>> {
     let mut f = mir::lower(k);
     opt::optimize(&mut f, options.level).map_err(|e| {
-        Diagnostic::error(codes::INTERNAL, k.span.clone(), format!("internal compiler error: {e}"))
+        Box::new(Diagnostic::error(
+            codes::INTERNAL,
+            k.span.clone(),
+            format!("internal compiler error: {e}"),
+        ))
     })?;
-    let mut lir =
-        lir::lower(&f).map_err(|e| Diagnostic::error(codes::CODEGEN, e.span, e.message))?;
+    let mut lir = lir::lower(&f)
+        .map_err(|e| Box::new(Diagnostic::error(codes::CODEGEN, e.span, e.message)))?;
     if cfg!(debug_assertions) {
         let problems = lir::verify(&lir);
         if !problems.is_empty() {
-            return Err(Diagnostic::error(
+            return Err(Box::new(Diagnostic::error(
                 codes::INTERNAL,
                 k.span.clone(),
                 format!(
@@ -153,7 +157,7 @@ pub fn compile_kernel(k: &hir::Kernel, options: Options) -> Result<Kernel, Diagn
                     k.name,
                     problems.join("; ")
                 ),
-            ));
+            )));
         }
     }
     let allocation = regalloc::allocate(&mut lir, options.max_registers).map_err(|e| {
@@ -162,7 +166,7 @@ pub fn compile_kernel(k: &hir::Kernel, options: Options) -> Result<Kernel, Diagn
         } else {
             codes::REGISTERS
         };
-        Diagnostic::error(code, k.span.clone(), e)
+        Box::new(Diagnostic::error(code, k.span.clone(), e))
     })?;
     Ok(Kernel { mir: f, lir, allocation })
 }

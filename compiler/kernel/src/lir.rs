@@ -207,8 +207,6 @@ struct Lower<'f> {
     lir: Lir,
     /// The defining operation of each value (`None` for phis).
     def: Vec<Option<&'f Op>>,
-    /// The block each value is defined in.
-    def_block: Vec<BlockId>,
     /// Values computed into a predicate where they are used.
     pred_form: Vec<bool>,
     /// Constants whose register is read.
@@ -229,7 +227,7 @@ fn reg_of(v: Value) -> Reg {
 /// The `.param` type of a kernel parameter.
 fn param_type(ty: Ty) -> Option<&'static str> {
     match ty {
-        Ty::Buffer(s) if matches!(s, Scalar::F32 | Scalar::I32 | Scalar::U32) => Some("ptr"),
+        Ty::Buffer(Scalar::F32 | Scalar::I32 | Scalar::U32) => Some("ptr"),
         Ty::Scalar(Scalar::U32 | Scalar::Bool) => Some("u32"),
         Ty::Scalar(Scalar::I32) => Some("i32"),
         Ty::Scalar(Scalar::F32) => Some("f32"),
@@ -1063,7 +1061,6 @@ pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
             origin: HashMap::new(),
         },
         def,
-        def_block,
         pred_form,
         const_read: vec![false; n],
         phi_copy: HashMap::new(),
@@ -1190,75 +1187,6 @@ struct Structurer<'a, 'f> {
     emitted: Vec<bool>,
     /// Blocks in reverse postorder.
     rpo: Vec<BlockId>,
-}
-
-/// Immediate dominators of a graph from `root` (Cooper, Harvey and Kennedy); `None` where
-/// `root` does not reach.
-fn dominator_tree(succ: &[Vec<usize>], root: usize) -> Vec<Option<usize>> {
-    let n = succ.len();
-    let mut order = vec![usize::MAX; n];
-    let mut post = Vec::new();
-    let mut seen = vec![false; n];
-    let mut stack = vec![(root, 0usize)];
-    seen[root] = true;
-    while let Some((b, i)) = stack.pop() {
-        if i < succ[b].len() {
-            stack.push((b, i + 1));
-            let s = succ[b][i];
-            if !seen[s] {
-                seen[s] = true;
-                stack.push((s, 0));
-            }
-        } else {
-            post.push(b);
-        }
-    }
-    for (i, b) in post.iter().enumerate() {
-        order[*b] = i;
-    }
-    let mut preds = vec![Vec::new(); n];
-    for (b, ss) in succ.iter().enumerate() {
-        for &s in ss {
-            preds[s].push(b);
-        }
-    }
-    let mut idom: Vec<Option<usize>> = vec![None; n];
-    idom[root] = Some(root);
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in post.iter().rev() {
-            if b == root {
-                continue;
-            }
-            let mut new: Option<usize> = None;
-            for &p in &preds[b] {
-                if idom[p].is_none() {
-                    continue;
-                }
-                new = Some(match new {
-                    None => p,
-                    Some(mut x) => {
-                        let mut y = p;
-                        while x != y {
-                            while order[x] < order[y] {
-                                x = idom[x].unwrap_or(root);
-                            }
-                            while order[y] < order[x] {
-                                y = idom[y].unwrap_or(root);
-                            }
-                        }
-                        x
-                    }
-                });
-            }
-            if new.is_some() && idom[b] != new {
-                idom[b] = new;
-                changed = true;
-            }
-        }
-    }
-    idom
 }
 
 impl Structurer<'_, '_> {

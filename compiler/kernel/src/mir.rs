@@ -293,8 +293,7 @@ struct RawBlock {
     term: Option<Term>,
 }
 
-struct Builder<'k> {
-    kernel: &'k hir::Kernel,
+struct Builder {
     /// The kernel's variables and the temporaries lowering adds (the value of a
     /// short-circuit `and`/`or` or of a conditional expression).
     vars: Vec<hir::Var>,
@@ -315,7 +314,7 @@ fn size_of(s: Scalar) -> u32 {
     }
 }
 
-impl<'k> Builder<'k> {
+impl Builder {
     fn value(&mut self, ty: Ty) -> Value {
         self.types.push(ty);
         Value(self.types.len() as u32 - 1)
@@ -600,7 +599,6 @@ fn speculable(e: &hir::Expr) -> bool {
 /// Lowers a kernel's HIR to MIR in SSA form.
 pub fn lower(kernel: &hir::Kernel) -> Func {
     let mut b = Builder {
-        kernel,
         vars: kernel.vars.clone(),
         blocks: Vec::new(),
         types: Vec::new(),

@@ -357,6 +357,13 @@ impl Irc {
         }
     }
 
+    /// Drops nodes that left the spill worklist; whether any remain.
+    fn prune_spill(&mut self) -> bool {
+        let state = &self.state;
+        self.spill.retain(|&n| state[n as usize] == NodeState::Spill);
+        !self.spill.is_empty()
+    }
+
     fn run(&mut self) {
         loop {
             if let Some(n) = self.simplify.pop() {
@@ -373,11 +380,7 @@ impl Irc {
                     self.simplify.push(u);
                     self.freeze_moves(u);
                 }
-            } else if {
-                let state = &self.state;
-                self.spill.retain(|&n| state[n as usize] == NodeState::Spill);
-                !self.spill.is_empty()
-            } {
+            } else if self.prune_spill() {
                 // The cheapest to spill: cost over degree.
                 let (i, _) = self
                     .spill
@@ -532,6 +535,7 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
             ));
         };
         let threads = x * y * z;
+        let first_new = lir.next_reg;
         let sp = match spill_pointer {
             Some(sp) => sp,
             None => {
@@ -540,10 +544,14 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
                 sp
             }
         };
-        let mut new_regs = Vec::new();
+        // The pointer and its temporaries are never spilled (it is what spilling uses).
+        let mut new_regs: Vec<Reg> = (first_new..lir.next_reg).collect();
         for v in spilled {
-            if round > 30 || v == sp {
-                return Err(format!("`{}`: register allocation did not converge", lir.name));
+            if round > 30 || unspillable.get(v as usize).copied().unwrap_or(false) {
+                return Err(format!(
+                    "`{}` needs more than {k} registers even with values in Local Memory: an instruction's operands and the values live across it do not fit; raise --max-registers",
+                    lir.name
+                ));
             }
             let slot = spill_slots;
             spill_slots += 1;
@@ -605,14 +613,12 @@ pub fn local_memory(lir: &Lir, slots: u32) -> u32 {
     lir.local_memory.next_multiple_of(4) + slots * threads * 4
 }
 
-/// `sp = base + linear_thread_id * 4`, at the entry.
+/// `sp = base + linear_thread_id * 4`, at the entry, with two temporaries.
 fn insert_spill_pointer(lir: &mut Lir) -> Reg {
     let base = lir.local_memory.next_multiple_of(4);
+    let [x, y, _] = lir.workgroup_size.unwrap_or([1, 1, 1]);
     let span = lir.insts.first().map(|i| i.span.clone()).unwrap_or(0..0);
-    let regs: Vec<Reg> = (0..7).map(|_| lir.reg()).collect();
-    let sp = lir.reg();
-    let [tx, ty, tz, sx, sy, a, b] =
-        [regs[0], regs[1], regs[2], regs[3], regs[4], regs[5], regs[6]];
+    let (a, b, sp) = (lir.reg(), lir.reg(), lir.reg());
     let op = |m: &str, args: Vec<Arg>| Inst {
         kind: Kind::Op,
         mnemonic: m.into(),
@@ -620,16 +626,18 @@ fn insert_spill_pointer(lir: &mut Lir) -> Reg {
         args,
         span: span.clone(),
     };
+    let imm = |v: u32| Arg::Imm(v.to_string());
+    // ((tz * Y + ty) * X + tx) * 4 + base
     let code = vec![
-        op("mov_special", vec![Arg::Def(tx), Arg::Special("sr_thread_id_x")]),
-        op("mov_special", vec![Arg::Def(ty), Arg::Special("sr_thread_id_y")]),
-        op("mov_special", vec![Arg::Def(tz), Arg::Special("sr_thread_id_z")]),
-        op("mov_special", vec![Arg::Def(sx), Arg::Special("sr_workgroup_size_x")]),
-        op("mov_special", vec![Arg::Def(sy), Arg::Special("sr_workgroup_size_y")]),
-        op("imad", vec![Arg::Def(a), Arg::Use(sy), Arg::Use(tz), Arg::Use(ty)]),
-        op("imad", vec![Arg::Def(b), Arg::Use(sx), Arg::Use(a), Arg::Use(tx)]),
-        op("shift.shl", vec![Arg::Def(b), Arg::Use(b), Arg::Imm("2".into())]),
-        op("iadd", vec![Arg::Def(sp), Arg::Use(b), Arg::Imm(base.to_string())]),
+        op("mov_special", vec![Arg::Def(a), Arg::Special("sr_thread_id_z")]),
+        op("imul", vec![Arg::Def(a), Arg::Use(a), imm(y)]),
+        op("mov_special", vec![Arg::Def(b), Arg::Special("sr_thread_id_y")]),
+        op("iadd", vec![Arg::Def(a), Arg::Use(a), Arg::Use(b)]),
+        op("imul", vec![Arg::Def(a), Arg::Use(a), imm(x)]),
+        op("mov_special", vec![Arg::Def(b), Arg::Special("sr_thread_id_x")]),
+        op("iadd", vec![Arg::Def(a), Arg::Use(a), Arg::Use(b)]),
+        op("shift.shl", vec![Arg::Def(a), Arg::Use(a), imm(2)]),
+        op("iadd", vec![Arg::Def(sp), Arg::Use(a), imm(base)]),
     ];
     lir.insts.splice(0..0, code);
     sp
@@ -721,10 +729,10 @@ pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
         let inst = &lir.insts[i];
         // Transfer.
         let is_copy = inst.kind == Kind::Copy && inst.guard.is_none();
-        if let Kind::SpillStore(s) = inst.kind {
-            if let Some(x) = st.slots.get_mut(s as usize) {
-                *x = true;
-            }
+        if let Kind::SpillStore(s) = inst.kind
+            && let Some(x) = st.slots.get_mut(s as usize)
+        {
+            *x = true;
         }
         if let Kind::SpillLoad(s) = inst.kind
             && !st.slots.get(s as usize).copied().unwrap_or(false)

@@ -309,7 +309,11 @@ const FOUT: usize = OUT + 64 * 8 * 4;
 const SIZE: usize = FOUT + 64 * 2 * 4;
 
 fn run(text: &str, level: Level, width: u32, seed: u64) -> Result<Vec<u8>, String> {
-    let options = Options { level, ..Default::default() };
+    run_with(text, Options { level, ..Default::default() }, width, seed)
+}
+
+fn run_with(text: &str, options: Options, width: u32, seed: u64) -> Result<Vec<u8>, String> {
+    let level = options.level;
     let (out, d) = wave_kernel::compile(text, Language::Python, "random.py", options);
     let Some(out) = out else {
         return Err(format!("does not compile at {level:?}: {d:?}"));
@@ -387,6 +391,31 @@ fn every_level_computes_the_same_results() {
             kernel(seed)
         );
     }
+}
+
+#[test]
+fn kernels_squeezed_into_eight_registers_spill_and_compute_the_same() {
+    let count: u64 = std::env::var("WAVE_DIFF_KERNELS")
+        .ok()
+        .and_then(|n| n.parse::<u64>().ok())
+        .map_or(150, |n| n / 10);
+    let mut spilled = 0;
+    for seed in 1..=count {
+        let text = kernel(seed);
+        let reference =
+            run(&text, Level::O0, 16, seed).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        for level in [Level::O0, Level::O2] {
+            let tight = Options { level, max_registers: 8 };
+            let (out, _) = wave_kernel::compile(&text, Language::Python, "random.py", tight);
+            if out.as_ref().is_some_and(|o| o.kernels[0].allocation.spill_slots > 0) {
+                spilled += 1;
+            }
+            let got =
+                run_with(&text, tight, 16, seed).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            assert!(got == reference, "seed {seed}: {level:?} with 8 registers differs\n{text}");
+        }
+    }
+    assert!(spilled > count / 4, "only {spilled} of {count} kernels spilled");
 }
 
 #[test]

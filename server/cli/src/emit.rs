@@ -50,12 +50,12 @@ pub(crate) fn emit(reporter: &Reporter, a: EmitArgs) -> Result<(), Failure> {
                 eprintln!("error: {e}");
                 Failure::Input
             })?;
-            let assembly = wave_asm::assemble(&case.source, &case.source_name);
-            reporter.emit(&case.source_name, &case.source, &assembly.diagnostics);
-            if assembly.has_errors() {
-                return Err(Failure::Input);
-            }
-            (assembly.module, Some((case.source_name.clone(), case.source.clone())))
+            let (module, source) = crate::case_module(reporter, &case)?;
+            (module, Some(source))
+        }
+        "py" => {
+            let (module, text) = crate::compile_file(reporter, &a.file)?;
+            (module, Some((a.file.display().to_string(), text)))
         }
         _ => {
             let text = read_text(&a.file)?;

@@ -177,6 +177,51 @@ pub(crate) fn assemble_file(
     if assembly.has_errors() { Err(Failure::Input) } else { Ok(assembly) }
 }
 
+/// Compiles a kernel source (.py) at -O2, printing its diagnostics.
+pub(crate) fn compile_file(
+    reporter: &report::Reporter,
+    path: &Path,
+) -> Result<(wave_wbin::Module, String), Failure> {
+    let text = read_text(path)?;
+    let Some(language) = wave_kernel::Language::from_extension(
+        path.extension().and_then(|e| e.to_str()).unwrap_or(""),
+    ) else {
+        return Err(Failure::Usage(format!("`{}` is not a kernel source", path.display())));
+    };
+    let name = path.display().to_string();
+    let (out, diagnostics) =
+        wave_kernel::compile(&text, language, &name, wave_kernel::Options::default());
+    reporter.emit(&name, &text, &diagnostics);
+    match out {
+        Some(out) => Ok((out.module, text)),
+        None => Err(Failure::Input),
+    }
+}
+
+/// The module of a case: its kernel source compiled (at the case's level), or its assembly
+/// assembled; with the source's name and text for located diagnostics.
+pub(crate) fn case_module(
+    reporter: &report::Reporter,
+    case: &wave_conformance::Case,
+) -> Result<(wave_wbin::Module, (String, String)), Failure> {
+    if let Some(k) = &case.kernel_source {
+        let name = k.path.display().to_string();
+        let options = wave_kernel::Options { level: k.level, ..Default::default() };
+        let (out, diagnostics) = wave_kernel::compile(&k.text, k.language, &name, options);
+        reporter.emit(&name, &k.text, &diagnostics);
+        return match out {
+            Some(out) => Ok((out.module, (name, k.text.clone()))),
+            None => Err(Failure::Input),
+        };
+    }
+    let assembly = wave_asm::assemble(&case.source, &case.source_name);
+    reporter.emit(&case.source_name, &case.source, &assembly.diagnostics);
+    if assembly.has_errors() {
+        return Err(Failure::Input);
+    }
+    Ok((assembly.module, (case.source_name.clone(), case.source.clone())))
+}
+
 /// Reads a .wbin, printing a located error if it is invalid.
 pub(crate) fn read_wbin(path: &Path) -> Result<wave_wbin::Module, Failure> {
     let bytes = std::fs::read(path)

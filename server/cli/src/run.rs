@@ -71,14 +71,11 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
                 eprintln!("error: {e}");
                 Failure::Input
             })?;
-            let assembly = wave_asm::assemble(&case.source, &case.source_name);
-            reporter.emit(&case.source_name, &case.source, &assembly.diagnostics);
-            if assembly.has_errors() {
-                return Err(Failure::Input);
-            }
-            (assembly.module, Some(case))
+            let (module, _) = crate::case_module(reporter, &case)?;
+            (module, Some(case))
         }
         "wbin" => (read_wbin(&a.file)?, None),
+        "py" => (crate::compile_file(reporter, &a.file)?.0, None),
         _ => (assemble_file(reporter, &a.file)?.module, None),
     };
     let mut dispatch = match &case {

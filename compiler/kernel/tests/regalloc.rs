@@ -1,0 +1,128 @@
+//! The register allocator: spilling under a register limit keeps results, the checker
+//! rejects wrong allocations, and the LIR verifier rejects broken LIR.
+
+use wave_kernel::{Language, Options, opt::Level};
+
+/// Twelve values alive at once, then combined.
+fn pressure(workgroup: bool) -> String {
+    let mut text = String::from("import wave\n\n");
+    text.push_str(if workgroup { "@wave.kernel(workgroup=32)\n" } else { "@wave.kernel\n" });
+    text.push_str("def many(inp: u32[:], out: u32[:]):\n    i = wave.global_id()\n");
+    for k in 0..12 {
+        text.push_str(&format!("    v{k} = inp[(i + {k}) & 63] * {}\n", k + 3));
+    }
+    text.push_str("    s: u32 = 0\n    for j in range(u32(3)):\n");
+    for k in 0..12 {
+        text.push_str(&format!("        s = (s ^ v{k}) + j\n"));
+    }
+    text.push_str("    out[i] = s\n");
+    text
+}
+
+fn run(module: &wave_wbin::Module) -> Vec<u8> {
+    let mut device = vec![0u8; 1024];
+    for i in 0..64u32 {
+        device[i as usize * 4..i as usize * 4 + 4]
+            .copy_from_slice(&i.wrapping_mul(2654435761).to_le_bytes());
+    }
+    let dispatch = wave_emulator::Dispatch {
+        grid: [2, 1, 1],
+        wave_width: 16,
+        args: vec![("inp".into(), 0), ("out".into(), 256)],
+        ..Default::default()
+    };
+    wave_emulator::run(module, &dispatch, &mut device).expect("runs");
+    device
+}
+
+#[test]
+fn spilled_kernels_compute_what_unconstrained_ones_do() {
+    let text = pressure(true);
+    for level in [Level::O0, Level::O2] {
+        let free = Options { level, max_registers: 64 };
+        let (out, d) = wave_kernel::compile(&text, Language::Python, "many.py", free);
+        let free = out.unwrap_or_else(|| panic!("{d:?}"));
+        assert_eq!(free.kernels[0].allocation.spill_slots, 0);
+        let tight = Options { level, max_registers: 6 };
+        let (out, d) = wave_kernel::compile(&text, Language::Python, "many.py", tight);
+        let tight = out.unwrap_or_else(|| panic!("{d:?}"));
+        let k = &tight.kernels[0];
+        assert!(k.allocation.spill_slots > 0, "{}", tight.asm);
+        assert!(k.allocation.registers <= 6, "R = {}", k.allocation.registers);
+        assert!(tight.asm.contains("local_store.u32") && tight.asm.contains("local_load.u32"));
+        assert!(
+            tight.module.kernels[0].local_memory >= k.allocation.spill_slots * 32 * 4,
+            "one word per thread per slot"
+        );
+        assert_eq!(run(&tight.module), run(&free.module), "{level:?}:\n{}", tight.asm);
+    }
+}
+
+#[test]
+fn a_kernel_that_must_spill_without_a_workgroup_size_is_refused() {
+    let options = Options { level: Level::O0, max_registers: 6 };
+    let (out, d) = wave_kernel::compile(&pressure(false), Language::Python, "many.py", options);
+    assert!(out.is_none());
+    assert_eq!(d[0].code, "E0409", "{d:?}");
+    assert!(d[0].message.contains("workgroup size"), "{}", d[0].message);
+}
+
+#[test]
+fn the_checker_rejects_a_wrong_allocation() {
+    let (out, d) =
+        wave_kernel::compile(&pressure(true), Language::Python, "many.py", Options::default());
+    let out = out.unwrap_or_else(|| panic!("{d:?}"));
+    let k = &out.kernels[0];
+    assert_eq!(wave_kernel::regalloc::check(&k.lir, &k.allocation), Ok(()));
+    // Give one register's values to another: some read finds the wrong value.
+    let mut wrong = k.allocation.clone();
+    let used: Vec<u8> = k
+        .lir
+        .insts
+        .iter()
+        .flat_map(|i| i.defs().collect::<Vec<_>>())
+        .filter(|r| *r >= wave_kernel::lir::PHYS)
+        .map(|r| wrong.reg[r as usize])
+        .collect();
+    let (a, b) = (used[0], *used.iter().find(|c| **c != used[0]).expect("two registers"));
+    for c in wrong.reg.iter_mut().skip(wave_kernel::lir::PHYS as usize) {
+        if *c == a {
+            *c = b;
+        }
+    }
+    let e = wave_kernel::regalloc::check(&k.lir, &wrong).expect_err("caught");
+    assert!(e.contains("does not hold it"), "{e}");
+    // A predicate moved onto another one that is still live is caught too.
+    if k.allocation.predicates >= 1 {
+        let mut wrong = k.allocation.clone();
+        wrong.pred.iter_mut().for_each(|p| *p = (*p + 1) % 4);
+        assert_eq!(wave_kernel::regalloc::check(&k.lir, &wrong), Ok(()), "a consistent renaming");
+    }
+}
+
+#[test]
+fn the_lir_verifier_rejects_broken_lir() {
+    let (out, d) =
+        wave_kernel::compile(&pressure(true), Language::Python, "many.py", Options::default());
+    let out = out.unwrap_or_else(|| panic!("{d:?}"));
+    let lir = &out.kernels[0].lir;
+    assert!(wave_kernel::lir::verify(lir).is_empty());
+    // A definition removed: its reader reads nothing.
+    let mut broken = lir.clone();
+    let at = broken.insts.iter().position(|i| i.mnemonic == "device_load.u32").expect("a load");
+    broken.insts.remove(at);
+    assert!(
+        wave_kernel::lir::verify(&broken).iter().any(|p| p.contains("before it is written")),
+        "{:?}",
+        wave_kernel::lir::verify(&broken)
+    );
+    // An `endloop` removed: the structure is unbalanced.
+    let mut broken = lir.clone();
+    let at = broken
+        .insts
+        .iter()
+        .position(|i| i.kind == wave_kernel::lir::Kind::EndLoop)
+        .expect("a loop");
+    broken.insts.remove(at);
+    assert!(!wave_kernel::lir::verify(&broken).is_empty());
+}
