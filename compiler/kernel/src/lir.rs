@@ -211,6 +211,8 @@ struct Lower<'f> {
     pred_form: Vec<bool>,
     /// Constants whose register is read.
     const_read: Vec<bool>,
+    /// Addresses `x + c` folded into their loads' and stores' offsets.
+    folded: Vec<Option<(Value, i32)>>,
     /// The fresh register of each phi (`d'`).
     phi_copy: HashMap<Value, Reg>,
     /// The code of each block (without its terminator).
@@ -277,6 +279,15 @@ impl<'f> Lower<'f> {
             *c = true;
         }
         reg_of(v)
+    }
+
+    /// The address operand of a load or store: `[x + offset]` when the address is `x + c`
+    /// used only as an address.
+    fn address(&mut self, v: Value) -> Arg {
+        if let Some((x, offset)) = self.folded[v.0 as usize] {
+            return Arg::Addr(self.reg(x), offset);
+        }
+        Arg::Addr(self.reg(v), 0)
     }
 
     fn src(&mut self, v: Value) -> Arg {
@@ -608,8 +619,8 @@ impl<'f> Lower<'f> {
                     Space::Device => "device_load.u32",
                     Space::Local => "local_load.u32",
                 };
-                let a = self.reg(*addr);
-                out.push(Inst::new(Kind::Op, m, vec![Arg::Def(d), Arg::Addr(a, 0)], span));
+                let a = self.address(*addr);
+                out.push(Inst::new(Kind::Op, m, vec![Arg::Def(d), a], span));
             }
             Op::Store(space, addr, x) => {
                 if matches!(self.scalar(*x), Scalar::F16 | Scalar::F64) {
@@ -620,9 +631,9 @@ impl<'f> Lower<'f> {
                     Space::Device => "device_store.u32",
                     Space::Local => "local_store.u32",
                 };
-                let a = self.reg(*addr);
+                let a = self.address(*addr);
                 let x = self.src(*x);
-                out.push(Inst::new(Kind::Op, m, vec![Arg::Addr(a, 0), x], span));
+                out.push(Inst::new(Kind::Op, m, vec![a, x], span));
             }
             Op::Atomic(op, space, addr, x) => {
                 let name = match op {
@@ -663,6 +674,9 @@ impl<'f> Lower<'f> {
     ) {
         use BinOp::*;
         let Some(dv) = dst else { return };
+        if self.folded[dv.0 as usize].is_some() {
+            return;
+        }
         let d = reg_of(dv);
         if op.is_comparison() {
             if !self.pred_form[dv.0 as usize] {
@@ -1043,6 +1057,45 @@ pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
             break;
         }
     }
+    // Addresses `x + c` whose every use is the address of a load or store.
+    let mut address_uses = vec![0usize; n];
+    let mut all_uses = vec![0usize; n];
+    for block in &f.blocks {
+        for phi in &block.phis {
+            for (_, v) in &phi.args {
+                all_uses[v.0 as usize] += 1;
+            }
+        }
+        for inst in &block.insts {
+            for v in inst.op.operands() {
+                all_uses[v.0 as usize] += 1;
+            }
+            match &inst.op {
+                Op::Load(_, a) => address_uses[a.0 as usize] += 1,
+                Op::Store(_, a, x) if a != x => address_uses[a.0 as usize] += 1,
+                _ => {}
+            }
+        }
+        if let Term::Branch(c, _, _) = &block.term {
+            all_uses[c.0 as usize] += 1;
+        }
+    }
+    let folded: Vec<Option<(Value, i32)>> = (0..n)
+        .map(|v| match def[v] {
+            Some(Op::Binary(BinOp::Add, x, c))
+                if all_uses[v] > 0 && all_uses[v] == address_uses[v] =>
+            {
+                match def[c.0 as usize] {
+                    Some(Op::Int(k)) => i32::try_from(*k as i32 as i64)
+                        .ok()
+                        .filter(|k| k.unsigned_abs() < 1 << 23)
+                        .map(|k| (*x, k)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
+        .collect();
     let params: Vec<(String, &'static str)> = f
         .params
         .iter()
@@ -1063,6 +1116,7 @@ pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
         def,
         pred_form,
         const_read: vec![false; n],
+        folded,
         phi_copy: HashMap::new(),
         code: Vec::new(),
         end_span: Vec::new(),
@@ -1952,6 +2006,7 @@ pub fn inst_text(
             Arg::Imm(t) => t.clone(),
             Arg::Special(n) => (*n).to_owned(),
             Arg::Addr(r, 0) => reg(*r),
+            Arg::Addr(r, o) if *o < 0 => format!("[{} - {}]", reg(*r), o.unsigned_abs()),
             Arg::Addr(r, o) => format!("[{} + {o}]", reg(*r)),
             Arg::Any => "r0".into(),
         })
