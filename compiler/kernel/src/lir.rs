@@ -1241,6 +1241,8 @@ struct Structurer<'a, 'f> {
     emitted: Vec<bool>,
     /// Blocks in reverse postorder.
     rpo: Vec<BlockId>,
+    /// Instructions emitted a second time (tail duplication), against a budget.
+    duplicated: usize,
 }
 
 impl Structurer<'_, '_> {
@@ -1464,7 +1466,12 @@ impl Structurer<'_, '_> {
             return stop;
         }
         let ((rt, lt, ct, st), (rf, lf, cf, sf)) = (self.reach(t, stop), self.reach(f, stop));
-        let common = self.rpo.iter().find(|b| rt[b.0 as usize] && rf[b.0 as usize]);
+        // The first common block that every continuing path passes: from either arm, a path
+        // that avoids it must not reach what follows it (it may only leave the region).
+        let common = self
+            .rpo
+            .iter()
+            .find(|b| rt[b.0 as usize] && rf[b.0 as usize] && self.merges_all(**b, &[t, f], stop));
         match common {
             Some(b) => Node::Block(*b),
             None if st && sf => stop,
@@ -1474,6 +1481,50 @@ impl Structurer<'_, '_> {
             None if ct && cf => Node::Cont,
             None => f,
         }
+    }
+
+    /// Whether every path from `arms` that does not pass `j` leaves the region (or ends)
+    /// without reaching anything `j` reaches, or `stop`.
+    fn merges_all(&self, j: BlockId, arms: &[Node], stop: Node) -> bool {
+        let n = self.succ.len();
+        let r = self.region();
+        let inside = |s: BlockId| {
+            Some(s) != r.header && Some(s) != r.exit && Some(s) != r.latch && r.blocks[s.0 as usize]
+        };
+        // What follows j.
+        let mut after = vec![false; n];
+        let mut stack = vec![j];
+        while let Some(x) = stack.pop() {
+            for &s in &self.succ[x.0 as usize] {
+                if inside(s) && s != j && !after[s.0 as usize] {
+                    after[s.0 as usize] = true;
+                    stack.push(s);
+                }
+            }
+        }
+        let mut seen = vec![false; n];
+        let mut stack: Vec<BlockId> = arms
+            .iter()
+            .filter_map(|a| match a {
+                Node::Block(b) if *b != j => Some(*b),
+                _ => None,
+            })
+            .collect();
+        while let Some(x) = stack.pop() {
+            if seen[x.0 as usize] {
+                continue;
+            }
+            seen[x.0 as usize] = true;
+            if after[x.0 as usize] || stop == Node::Block(x) {
+                return false;
+            }
+            for &s in &self.succ[x.0 as usize] {
+                if inside(s) && s != j {
+                    stack.push(s);
+                }
+            }
+        }
+        true
     }
 
     fn always(&mut self, span: &Span) -> Pred {
@@ -1582,13 +1633,16 @@ impl Structurer<'_, '_> {
                 }
             };
             if self.emitted[b.0 as usize] {
-                return Err(Unsupported {
-                    message: format!(
-                        "internal error: block bb{} would be emitted twice while structuring",
-                        b.0
-                    ),
-                    span: self.l.end_span[b.0 as usize].clone(),
-                });
+                // Reached again from another arm (an unstructured merge, like the code a
+                // `continue` skips in an unrolled loop): emit it again there (tail
+                // duplication); each thread still runs it once.
+                self.duplicated += self.l.code[b.0 as usize].len() + 1;
+                if self.duplicated > 50_000 {
+                    return Err(Unsupported {
+                        message: "the control flow is too irregular to structure without copying too much code".into(),
+                        span: self.l.end_span[b.0 as usize].clone(),
+                    });
+                }
             }
             if self.header[b.0 as usize] && self.region().header != Some(b) {
                 // A loop: `loop`, the body from its header until it comes back, `endloop`.
@@ -1623,7 +1677,7 @@ impl Structurer<'_, '_> {
     /// the sequence is finished).
     fn block(&mut self, b: BlockId, stop: Node, depth: usize) -> Result<Option<Node>, Unsupported> {
         self.emitted[b.0 as usize] = true;
-        let code = std::mem::take(&mut self.l.code[b.0 as usize]);
+        let code = self.l.code[b.0 as usize].clone();
         self.out.extend(code);
         let span = self.l.end_span[b.0 as usize].clone();
         let term = self.l.f.blocks[b.0 as usize].term.clone();
@@ -1723,6 +1777,7 @@ fn structure(l: &mut Lower<'_>) -> Result<Vec<Inst>, Unsupported> {
         out: Vec::new(),
         emitted: vec![false; n],
         rpo: f.reverse_postorder(),
+        duplicated: 0,
     };
     let top = s.make_region(None, None);
     s.regions.push(top);
