@@ -98,6 +98,10 @@ pub struct Inst {
     pub mnemonic: String,
     /// `@p` / `@!p`: it runs only where the predicate holds (or does not).
     pub guard: Option<(Pred, bool)>,
+    /// For a guarded instruction: what it writes is read afterwards only where the guard
+    /// held (or is written again where it did not), so the old value need not survive it.
+    /// Otherwise a guarded write also keeps the register's old value in the other lanes.
+    pub guard_kills: bool,
     /// Operands, in assembly order.
     pub args: Vec<Arg>,
     /// The source it comes from.
@@ -106,7 +110,14 @@ pub struct Inst {
 
 impl Inst {
     fn new(kind: Kind, mnemonic: &str, args: Vec<Arg>, span: &Span) -> Inst {
-        Inst { kind, mnemonic: mnemonic.to_owned(), guard: None, args, span: span.clone() }
+        Inst {
+            kind,
+            mnemonic: mnemonic.to_owned(),
+            guard: None,
+            guard_kills: false,
+            args,
+            span: span.clone(),
+        }
     }
 
     /// Registers written.
@@ -119,7 +130,7 @@ impl Inst {
 
     /// Registers read (a guarded instruction also keeps what it may not overwrite).
     pub fn uses(&self) -> impl Iterator<Item = Reg> + '_ {
-        let guarded = self.guard.is_some();
+        let guarded = self.guard.is_some() && !self.guard_kills;
         self.args.iter().filter_map(move |a| match a {
             Arg::Use(r) | Arg::Addr(r, _) => Some(*r),
             Arg::Def(r) if guarded => Some(*r),
@@ -213,6 +224,8 @@ struct Lower<'f> {
     const_read: Vec<bool>,
     /// Addresses `x + c` folded into their loads' and stores' offsets.
     folded: Vec<Option<(Value, i32)>>,
+    /// Multiplies done by the `imad` of the addition that uses them.
+    fused: Vec<bool>,
     /// The fresh register of each phi (`d'`).
     phi_copy: HashMap<Value, Reg>,
     /// The code of each block (without its terminator).
@@ -674,10 +687,21 @@ impl<'f> Lower<'f> {
     ) {
         use BinOp::*;
         let Some(dv) = dst else { return };
-        if self.folded[dv.0 as usize].is_some() {
+        if self.folded[dv.0 as usize].is_some() || self.fused[dv.0 as usize] {
             return;
         }
         let d = reg_of(dv);
+        if op == Add && self.scalar(a).is_int() {
+            for (m, c) in [(a, b), (b, a)] {
+                if let (true, Some(Op::Binary(Mul, x, y))) =
+                    (self.fused[m.0 as usize], self.def[m.0 as usize])
+                {
+                    let (x, y, c) = (self.src(*x), self.src(*y), self.src(c));
+                    out.push(Inst::new(Kind::Op, "imad", vec![Arg::Def(d), x, y, c], span));
+                    return;
+                }
+            }
+        }
         if op.is_comparison() {
             if !self.pred_form[dv.0 as usize] {
                 let c = self.compare(op, a, b, out, span);
@@ -1080,6 +1104,28 @@ pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
             all_uses[c.0 as usize] += 1;
         }
     }
+    // Integer multiplies used once, by an addition: one `imad`.
+    let fused: Vec<bool> = (0..n)
+        .map(|v| {
+            matches!(def[v], Some(Op::Binary(BinOp::Mul, ..)))
+                && matches!(f.types[v], Ty::Scalar(Scalar::I32 | Scalar::U32))
+                && all_uses[v] == 1
+        })
+        .collect();
+    let mut fused_into = vec![false; n];
+    for block in &f.blocks {
+        for inst in &block.insts {
+            if let (Some(d), Op::Binary(BinOp::Add, a, b)) = (inst.dst, &inst.op)
+                && matches!(f.types[d.0 as usize], Ty::Scalar(Scalar::I32 | Scalar::U32))
+            {
+                if fused[a.0 as usize] {
+                    fused_into[a.0 as usize] = true;
+                } else if fused[b.0 as usize] {
+                    fused_into[b.0 as usize] = true;
+                }
+            }
+        }
+    }
     let folded: Vec<Option<(Value, i32)>> = (0..n)
         .map(|v| match def[v] {
             Some(Op::Binary(BinOp::Add, x, c))
@@ -1117,6 +1163,7 @@ pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
         pred_form,
         const_read: vec![false; n],
         folded,
+        fused: fused_into,
         phi_copy: HashMap::new(),
         code: Vec::new(),
         end_span: Vec::new(),
@@ -1172,13 +1219,15 @@ pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
             seen.push(s);
             for phi in &f.blocks[s.0 as usize].phis {
                 if let Some((_, v)) = phi.args.iter().find(|(p, _)| p.0 as usize == b) {
-                    let src = l.src(*v);
-                    out.push(Inst::new(
-                        Kind::Copy,
-                        "mov",
-                        vec![Arg::Def(l.phi_copy[&phi.dst]), src],
-                        &span,
-                    ));
+                    let dst = Arg::Def(l.phi_copy[&phi.dst]);
+                    // A constant is set again here rather than kept in a register since
+                    // its definition: the same one instruction, and nothing held live.
+                    if let Some(text) = l.imm(*v) {
+                        out.push(Inst::new(Kind::Op, "mov_imm", vec![dst, Arg::Imm(text)], &span));
+                    } else {
+                        let src = l.src(*v);
+                        out.push(Inst::new(Kind::Copy, "mov", vec![dst, src], &span));
+                    }
                 }
             }
         }
@@ -1199,7 +1248,99 @@ pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
                 || i.defs().any(|r| r < PHYS || const_read.get((r - PHYS) as usize) != Some(&false))
         })
         .collect();
+    lir.insts = if_convert(std::mem::take(&mut lir.insts));
     Ok(lir)
+}
+
+/// Instructions an `if` arm may hold to become guarded instructions.
+fn guardable(i: &Inst) -> bool {
+    matches!(i.kind, Kind::Op | Kind::Copy | Kind::Const)
+        && i.guard.is_none()
+        && i.pred_defs().next().is_none()
+        && i.pred_uses().next().is_none()
+        && !i.mnemonic.starts_with("wave_")
+        && !i.mnemonic.starts_with("barrier")
+        && !i.mnemonic.starts_with("fence")
+}
+
+/// If-conversion: a short `if p / A / [else / B /] endif` whose arms hold only plain
+/// instructions becomes `@p A` and `@!p B`. A wave then runs |A| + |B| instructions instead
+/// of |A| + |B| + 3 control instructions (or |A| + 2 without `else`), and nothing diverges.
+/// A register written in an arm and read only inside it (or written by both arms) does
+/// not keep its old value: `guard_kills`.
+pub fn if_convert(insts: Vec<Inst>) -> Vec<Inst> {
+    // Where every register is read.
+    let mut reads: HashMap<Reg, Vec<usize>> = HashMap::new();
+    for (i, inst) in insts.iter().enumerate() {
+        for r in inst.uses() {
+            reads.entry(r).or_default().push(i);
+        }
+    }
+    let mut out: Vec<Inst> = Vec::with_capacity(insts.len());
+    let mut i = 0;
+    while i < insts.len() {
+        let inst = &insts[i];
+        let candidate = (|| {
+            if inst.kind != Kind::If {
+                return None;
+            }
+            let Some(Arg::PUse(p, n)) = inst.args.first() else { return None };
+            let mut j = i + 1;
+            while j < insts.len() && guardable(&insts[j]) {
+                j += 1;
+            }
+            let then = i + 1..j;
+            let (other, end) = match insts.get(j).map(|x| x.kind) {
+                Some(Kind::EndIf) => (j..j, j),
+                Some(Kind::Else) => {
+                    let mut k = j + 1;
+                    while k < insts.len() && guardable(&insts[k]) {
+                        k += 1;
+                    }
+                    if insts.get(k).map(|x| x.kind) != Some(Kind::EndIf) {
+                        return None;
+                    }
+                    (j + 1..k, k)
+                }
+                _ => return None,
+            };
+            let (a, b) = (then.len(), other.len());
+            let worth = if b == 0 { a <= 4 } else { a + b <= 6 && a.min(b) <= 3 };
+            worth.then_some((*p, *n, then, other, end))
+        })();
+        let Some((p, n, then, other, end)) = candidate else {
+            out.push(inst.clone());
+            i += 1;
+            continue;
+        };
+        let inside = |k: usize| k > i && k < end;
+        for (range, neg) in [(then.clone(), n), (other.clone(), !n)] {
+            for k in range.clone() {
+                let mut g = insts[k].clone();
+                g.guard = Some((p, neg));
+                let defs: Vec<Reg> = g.defs().collect();
+                // Read only inside this arm, after this write, before another write of it?
+                let local = defs.iter().all(|d| {
+                    reads.get(d).is_none_or(|at| at.iter().all(|&r| range.contains(&r) && r > k))
+                        && insts.iter().enumerate().all(|(x, y)| {
+                            x == k || !y.defs().any(|e| e == *d) || range.contains(&x) || !inside(x)
+                        })
+                });
+                // Or written again by the other arm (complementary guards cover every lane).
+                let covered = neg == n
+                    && defs.iter().all(|d| other.clone().any(|x| insts[x].defs().any(|e| e == *d)))
+                    && defs.iter().all(|d| {
+                        reads
+                            .get(d)
+                            .is_none_or(|at| at.iter().all(|&r| !inside(r) || then.contains(&r)))
+                    });
+                g.guard_kills = !defs.is_empty() && (local || covered);
+                out.push(g);
+            }
+        }
+        i = end + 1;
+    }
+    out
 }
 
 // -------------------------------------------------------------------------------------------

@@ -261,6 +261,11 @@ impl Func {
         idom
     }
 
+    /// Whether block `a` dominates block `b` (computing the dominators).
+    pub fn dominates_block(&self, a: BlockId, b: BlockId) -> bool {
+        Func::dominates(&self.dominators(), a, b)
+    }
+
     /// Whether block `a` dominates block `b`.
     pub fn dominates(idom: &[Option<BlockId>], a: BlockId, mut b: BlockId) -> bool {
         loop {
@@ -439,6 +444,15 @@ impl Builder {
             hir::ExprKind::Cast(a) => {
                 let a = self.expr(a);
                 self.push(Op::Cast(a), e.ty, span)
+            }
+            hir::ExprKind::Special(Special::GlobalId(d)) => {
+                // Its parts, so that the thread id is shared with other uses of it.
+                let u = Ty::Scalar(Scalar::U32);
+                let w = self.push(Op::Special(Special::WorkgroupId(*d)), u, span);
+                let size = self.push(Op::Special(Special::WorkgroupSize(*d)), u, span);
+                let base = self.push(Op::Binary(BinOp::Mul, w, size), u, span);
+                let t = self.push(Op::Special(Special::ThreadId(*d)), u, span);
+                self.push(Op::Binary(BinOp::Add, base, t), e.ty, span)
             }
             hir::ExprKind::Special(s) => self.push(Op::Special(*s), e.ty, span),
             hir::ExprKind::Select(c, a, b) if !speculable(a) || !speculable(b) => {

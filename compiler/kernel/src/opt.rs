@@ -45,9 +45,13 @@ pub fn passes(level: Level) -> Vec<Pass> {
         Level::O0 => Vec::new(),
         Level::O1 => vec![("cse", cse), ("dce", dce), ("simplify-cfg", simplify_cfg), ("dce", dce)],
         Level::O3 => {
+            // O2, with full unrolling before induction variables are reduced (a reduced
+            // loop's test no longer counts iterations).
             let mut passes = passes(Level::O2);
-            passes.push(("unroll", unroll));
-            passes.extend(passes_after_unrolling());
+            let at = passes.iter().position(|(n, _)| *n == "iv-reduce").unwrap_or(passes.len());
+            let mut extra = vec![("unroll", unroll as fn(&mut Func) -> bool)];
+            extra.extend(passes_after_unrolling());
+            passes.splice(at..at, extra);
             passes
         }
         Level::O2 => vec![
@@ -1055,6 +1059,7 @@ fn reduce_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bool {
                 }
             }
         }
+        let mut reduced: Vec<(Value, Value, i64, Ty)> = Vec::new();
         for target in targets {
             // The start value: the chain computing `target`, cloned before the loop with the
             // IV replaced by its initial value.
@@ -1111,6 +1116,13 @@ fn reduce_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bool {
             let subst: HashMap<Value, Value> = [(target, p)].into_iter().collect();
             substitute(f, &subst);
             changed = true;
+            reduced.push((p, start, delta, ty));
+        }
+        // Linear function test replacement: with a known trip count N, `i < bound` is
+        // `p != start + N * delta` for a reduced pointer p whose N + 1 values are distinct,
+        // and the counter i, now read by nothing else, goes.
+        if let Some(&(p, start, delta, ty)) = reduced.first() {
+            replace_test(f, header, pre, latch, phi.dst, next, p, start, delta, ty);
         }
         if changed {
             // Definitions moved: start again on a fresh view of the function.
@@ -1119,6 +1131,116 @@ fn reduce_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bool {
         }
     }
     changed
+}
+
+/// The trip count of a loop whose header tests `iv op bound` (both from constants): how
+/// many times the body runs, if at most `limit`.
+fn trip_count(
+    f: &Func,
+    header: BlockId,
+    pre: BlockId,
+    latch: BlockId,
+    iv: Value,
+    limit: u64,
+) -> Option<(u64, Value)> {
+    let def_op = |v: Value| {
+        f.blocks.iter().flat_map(|b| &b.insts).find(|i| i.dst == Some(v)).map(|i| i.op.clone())
+    };
+    let konst = |v: Value| match def_op(v) {
+        Some(Op::Int(x)) => Some(x),
+        _ => None,
+    };
+    let Term::Branch(cond, t, _) = f.blocks[header.0 as usize].term else { return None };
+    let exit_when = t == header || !f.dominates_block(header, t) || t == pre;
+    let Some(Op::Binary(cmp, x, bound)) = def_op(cond) else { return None };
+    if x != iv || !cmp.is_comparison() {
+        return None;
+    }
+    let phi = f.blocks[header.0 as usize].phis.iter().find(|p| p.dst == iv)?;
+    let s = scalar_of(f, iv).filter(|s| s.is_int())?;
+    let start = phi.args.iter().find(|(b, _)| *b == pre).and_then(|(_, v)| konst(*v))?;
+    let next = phi.args.iter().find(|(b, _)| *b == latch).map(|(_, v)| *v)?;
+    let step = match def_op(next) {
+        Some(Op::Binary(BinOp::Add, y, c)) if y == iv => konst(c)?,
+        _ => return None,
+    };
+    let bound = konst(bound)?;
+    let mut trips = 0u64;
+    let mut i = wrap(s, start);
+    loop {
+        let holds = match fold(cmp, s, Lat::Int(i), Lat::Int(wrap(s, bound))) {
+            Some(Lat::Bool(b)) => b,
+            _ => return None,
+        };
+        if holds == exit_when {
+            return Some((trips, cond));
+        }
+        trips += 1;
+        if trips > limit {
+            return None;
+        }
+        i = wrap(s, i.wrapping_add(step));
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn replace_test(
+    f: &mut Func,
+    header: BlockId,
+    pre: BlockId,
+    latch: BlockId,
+    iv: Value,
+    next: Value,
+    p: Value,
+    start: Value,
+    delta: i64,
+    ty: Ty,
+) {
+    // The body runs on the branch's first target; the test must be `iv < bound` style.
+    let Term::Branch(cond, body, _) = f.blocks[header.0 as usize].term else { return };
+    if !f.dominates_block(header, body) || body == header {
+        return;
+    }
+    let Some((trips, c)) = trip_count(f, header, pre, latch, iv, 1 << 20) else { return };
+    // What the reduced addresses replaced is dead now.
+    dce(f);
+    if c != cond || delta == 0 || (delta.unsigned_abs() as u128) * (trips as u128) >= 1 << 32 {
+        return;
+    }
+    // Nothing else reads the counter or the test.
+    let mut readers = 0;
+    let mut cond_readers = 0;
+    for b in &f.blocks {
+        for phi in &b.phis {
+            readers += phi.args.iter().filter(|(_, v)| *v == iv).count();
+            cond_readers += phi.args.iter().filter(|(_, v)| *v == cond).count();
+        }
+        for inst in &b.insts {
+            let ops = inst.op.operands();
+            if inst.dst != Some(next) {
+                readers += ops.iter().filter(|v| **v == iv).count();
+            }
+            cond_readers += ops.iter().filter(|v| **v == cond).count();
+        }
+    }
+    // The test reads iv once; the increment reads it once (excluded above).
+    if readers != 1 || cond_readers != 0 {
+        return;
+    }
+    let Ty::Scalar(s) = ty else { return };
+    let span = f.blocks[header.0 as usize].insts.last().map(|i| i.span.clone()).unwrap_or(0..0);
+    let push = |f: &mut Func, b: BlockId, op: Op, t: Ty| {
+        f.types.push(t);
+        let v = Value(f.types.len() as u32 - 1);
+        f.blocks[b.0 as usize].insts.push(Inst { dst: Some(v), op, span: span.clone() });
+        v
+    };
+    let total = push(f, pre, Op::Int(wrap(s, delta.wrapping_mul(trips as i64))), ty);
+    let end = push(f, pre, Op::Binary(BinOp::Add, start, total), ty);
+    let test = push(f, header, Op::Binary(BinOp::Ne, p, end), Ty::Scalar(Scalar::Bool));
+    if let Term::Branch(c, _, _) = &mut f.blocks[header.0 as usize].term {
+        *c = test;
+    }
 }
 
 // -------------------------------------------------------------------------------------------

@@ -574,11 +574,13 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
                     }
                 }
                 let span = inst.span.clone();
+                let guard = inst.guard;
                 if uses {
                     lir.insts.push(Inst {
                         kind: Kind::SpillLoad(slot),
                         mnemonic: "local_load.u32".into(),
                         guard: None,
+                        guard_kills: false,
                         args: vec![Arg::Def(t), Arg::Addr(sp, offset)],
                         span: span.clone(),
                     });
@@ -588,7 +590,8 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
                     lir.insts.push(Inst {
                         kind: Kind::SpillStore(slot),
                         mnemonic: "local_store.u32".into(),
-                        guard: None,
+                        guard,
+                        guard_kills: false,
                         args: vec![Arg::Addr(sp, offset), Arg::Use(t)],
                         span,
                     });
@@ -623,6 +626,7 @@ fn insert_spill_pointer(lir: &mut Lir) -> Reg {
         kind: Kind::Op,
         mnemonic: m.into(),
         guard: None,
+        guard_kills: false,
         args,
         span: span.clone(),
     };
@@ -679,16 +683,21 @@ pub fn phys(alloc: &Allocation, r: Reg) -> u32 {
     u32::from(alloc.reg.get(r as usize).copied().unwrap_or(0))
 }
 
+/// What a physical register holds: a virtual register's value, in every lane or only in
+/// the lanes where a guard held.
+type Held = (Reg, Option<(Pred, bool)>);
+
 /// Checks an allocation independently of how it was found.
 pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
     let succ = lir::successors(&lir.insts)?;
     let n = lir.insts.len();
     let nphys = usize::from(alloc.registers).max(1);
-    // State: for each physical register, the virtual registers whose value it holds; for
-    // each predicate the virtual predicates; and the spill slots written.
+    // State: for each physical register, the virtual registers whose value it holds (in
+    // every lane, or where a guard held); for each predicate the virtual predicates; and
+    // the spill slots written.
     #[derive(Clone, PartialEq)]
     struct State {
-        regs: Vec<Vec<Reg>>,
+        regs: Vec<Vec<Held>>,
         preds: Vec<Vec<Pred>>,
         slots: Vec<bool>,
     }
@@ -713,8 +722,26 @@ pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
         slots: vec![false; alloc.spill_slots as usize],
     };
     for p in 0..lir.params.len() {
-        entry.regs[p].push(p as Reg);
+        entry.regs[p].push((p as Reg, None));
     }
+    // Reads an instruction makes: (register, the lanes that need its value).
+    let reads = |inst: &Inst| -> Vec<(Reg, Option<(Pred, bool)>)> {
+        let mut out = Vec::new();
+        for a in &inst.args {
+            match a {
+                Arg::Use(r) | Arg::Addr(r, _) => out.push((*r, inst.guard)),
+                // A guarded write that keeps the old value where the guard fails.
+                Arg::Def(r) if inst.guard.is_some() && !inst.guard_kills => {
+                    out.push((*r, inst.guard.map(|(p, n)| (p, !n))))
+                }
+                _ => {}
+            }
+        }
+        out
+    };
+    let holds = |h: &[Held], r: Reg, lanes: Option<(Pred, bool)>| {
+        h.iter().any(|(x, g)| *x == r && (g.is_none() || *g == lanes))
+    };
     let mut into: Vec<Option<State>> = vec![None; n + 1];
     into[0] = Some(entry);
     let mut work = vec![0usize];
@@ -728,7 +755,6 @@ pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
         let Some(mut st) = into[i].clone() else { continue };
         let inst = &lir.insts[i];
         // Transfer.
-        let is_copy = inst.kind == Kind::Copy && inst.guard.is_none();
         if let Kind::SpillStore(s) = inst.kind
             && let Some(x) = st.slots.get_mut(s as usize)
         {
@@ -739,29 +765,74 @@ pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
         {
             errors.push(format!("instruction {i} reloads spill slot {s} before it is stored"));
         }
-        let copied: Option<Vec<Reg>> = match (is_copy, inst.args.get(1)) {
+        let source: Option<Vec<Held>> = match (inst.kind == Kind::Copy, inst.args.get(1)) {
             (true, Some(Arg::Use(s))) => {
                 Some(st.regs.get(phys(alloc, *s) as usize).cloned().unwrap_or_default())
             }
             _ => None,
         };
         for d in inst.defs() {
-            for r in &mut st.regs {
-                r.retain(|x| *x != d);
-            }
             let pr = phys(alloc, d) as usize;
             if pr >= st.regs.len() {
                 errors.push(format!("instruction {i} writes r{pr}, beyond R"));
                 continue;
             }
-            let mut holds = copied.clone().unwrap_or_default();
-            holds.retain(|x| *x != d);
-            holds.push(d);
-            st.regs[pr] = holds;
+            let old = st.regs[pr].clone();
+            for r in &mut st.regs {
+                r.retain(|x| x.0 != d);
+            }
+            st.regs[pr] = match inst.guard {
+                None => {
+                    let mut h = source.clone().unwrap_or_default();
+                    h.retain(|x| x.0 != d);
+                    h.push((d, None));
+                    h
+                }
+                Some((p, neg)) => {
+                    let (g, ng) = (Some((p, neg)), Some((p, !neg)));
+                    // What the lanes that run it hold: the copied values and d; what the
+                    // others keep: the register's old contents (with d's old value only
+                    // when the write keeps it).
+                    let mut run: Vec<Reg> = source
+                        .as_ref()
+                        .map(|h| {
+                            h.iter()
+                                .filter(|(x, t)| *x != d && (t.is_none() || *t == g))
+                                .map(|(x, _)| *x)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    run.push(d);
+                    let kept: Vec<Reg> = old
+                        .iter()
+                        .filter(|(x, t)| {
+                            (t.is_none() || *t == ng) && (*x != d || !inst.guard_kills)
+                        })
+                        .map(|(x, _)| *x)
+                        .collect();
+                    let mut h: Vec<Held> = Vec::new();
+                    for x in run.iter().chain(&kept) {
+                        if h.iter().any(|(y, _)| y == x) {
+                            continue;
+                        }
+                        let tag = match (run.contains(x), kept.contains(x)) {
+                            (true, true) => None,
+                            (true, false) => g,
+                            _ => ng,
+                        };
+                        h.push((*x, tag));
+                    }
+                    h
+                }
+            };
         }
         for p in inst.pred_defs() {
             for r in &mut st.preds {
                 r.retain(|x| *x != p);
+            }
+            // What was known only under this predicate no longer is.
+            for r in &mut st.regs {
+                r.retain(|(_, g)| g.is_none_or(|(q, _)| q != p));
             }
             let c = usize::from(alloc.pred.get(p as usize).copied().unwrap_or(0));
             st.preds[c] = vec![p];
@@ -779,9 +850,9 @@ pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
     }
     for (i, inst) in lir.insts.iter().enumerate() {
         let Some(st) = &into[i] else { continue };
-        for u in inst.uses() {
+        for (u, lanes) in reads(inst) {
             let pr = phys(alloc, u) as usize;
-            if !st.regs.get(pr).is_some_and(|h| h.contains(&u)) {
+            if !st.regs.get(pr).is_some_and(|h| holds(h, u, lanes)) {
                 errors.push(format!(
                     "instruction {i} (`{}`) reads %{} from r{pr}, which does not hold it there",
                     inst.mnemonic,
@@ -827,9 +898,8 @@ pub fn rewrite(lir: &Lir, alloc: &Allocation) -> Vec<Inst> {
         if let Some((p, n)) = inst.guard {
             inst.guard = Some((u32::from(alloc.pred.get(p as usize).copied().unwrap_or(0)), n));
         }
-        // A copy into its own register is gone.
+        // A copy into its own register is gone (guarded or not).
         if inst.kind == Kind::Copy
-            && inst.guard.is_none()
             && let (Some(Arg::Def(d)), Some(Arg::Use(s))) = (inst.args.first(), inst.args.get(1))
             && d == s
         {
@@ -862,6 +932,10 @@ fn tidy(insts: Vec<Inst>) -> Vec<Inst> {
             }
             _ => out.push(inst),
         }
+    }
+    // Falling off the end of a kernel halts: a last `halt` is not needed.
+    if out.last().is_some_and(|i| i.kind == Kind::Halt && i.guard.is_none()) {
+        out.pop();
     }
     out
 }
