@@ -226,6 +226,8 @@ struct Lower<'f> {
     folded: Vec<Option<(Value, i32)>>,
     /// Multiplies done by the `imad` of the addition that uses them.
     fused: Vec<bool>,
+    /// An upper bound of each integer value, as unsigned (see [`upper_bounds`]).
+    bound: Vec<u64>,
     /// The fresh register of each phi (`d'`).
     phi_copy: HashMap<Value, Reg>,
     /// The code of each block (without its terminator).
@@ -763,6 +765,14 @@ impl<'f> Lower<'f> {
         out: &mut Vec<Inst>,
         span: &Span,
     ) {
+        // Both below 2^31 (by their known bounds): the signed instruction is exact.
+        const HALF: u64 = 1 << 31;
+        if self.bound[a.0 as usize] < HALF && self.bound[b.0 as usize] < HALF {
+            let (x, y) = (self.src(a), self.src2(b));
+            let m = if rem { "imod" } else { "idiv" };
+            out.push(Inst::new(Kind::Op, m, vec![Arg::Def(d), x, y], span));
+            return;
+        }
         // A constant divisor below 2^31 is an immediate, and only `a` needs testing.
         let small = match self.def[b.0 as usize] {
             Some(Op::Int(c)) => (1..=i64::from(i32::MAX)).contains(&(*c & 0xffff_ffff)),
@@ -1115,12 +1125,19 @@ pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
     let mut fused_into = vec![false; n];
     for block in &f.blocks {
         for inst in &block.insts {
+            // `imad` takes registers only: with a constant operand, `imul`/`iadd` with
+            // immediates hold fewer registers (and constants are not kept live).
+            let is_const = |v: &Value| matches!(def[v.0 as usize], Some(Op::Int(_)));
+            let no_consts = |m: &Value| match def[m.0 as usize] {
+                Some(Op::Binary(BinOp::Mul, x, y)) => !is_const(x) && !is_const(y),
+                _ => false,
+            };
             if let (Some(d), Op::Binary(BinOp::Add, a, b)) = (inst.dst, &inst.op)
                 && matches!(f.types[d.0 as usize], Ty::Scalar(Scalar::I32 | Scalar::U32))
             {
-                if fused[a.0 as usize] {
+                if fused[a.0 as usize] && no_consts(a) && !is_const(b) {
                     fused_into[a.0 as usize] = true;
-                } else if fused[b.0 as usize] {
+                } else if fused[b.0 as usize] && no_consts(b) && !is_const(a) {
                     fused_into[b.0 as usize] = true;
                 }
             }
@@ -1164,6 +1181,7 @@ pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
         const_read: vec![false; n],
         folded,
         fused: fused_into,
+        bound: upper_bounds(f),
         phi_copy: HashMap::new(),
         code: Vec::new(),
         end_span: Vec::new(),
@@ -1249,7 +1267,82 @@ pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
         })
         .collect();
     lir.insts = if_convert(std::mem::take(&mut lir.insts));
+    rematerialize(&mut lir);
     Ok(lir)
+}
+
+/// A value that costs one instruction with no operands (a special register, a constant)
+/// and is read after a loop it lives across is set again right before that read, instead
+/// of holding a register through the loop. Reads at the same loop depth as the definition
+/// only, so no loop runs the extra instruction.
+pub fn rematerialize(lir: &mut Lir) {
+    let depth = loop_depths(&lir.insts);
+    let mut def_at: HashMap<Reg, Vec<usize>> = HashMap::new();
+    for (i, inst) in lir.insts.iter().enumerate() {
+        for d in inst.defs() {
+            def_at.entry(d).or_default().push(i);
+        }
+    }
+    // (use index, register, defining instruction index)
+    let mut plan: Vec<(usize, Reg, usize)> = Vec::new();
+    for (i, inst) in lir.insts.iter().enumerate() {
+        for r in inst.uses() {
+            let Some([d]) = def_at.get(&r).map(|v| v.as_slice()) else { continue };
+            let def = &lir.insts[*d];
+            let cheap = def.guard.is_none()
+                && def.args.len() == 2
+                && (def.mnemonic == "mov_special" || def.mnemonic == "mov_imm");
+            if !cheap
+                || *d >= i
+                || depth[i] != depth[*d]
+                || inst.guard.is_some() && inst.defs().any(|x| x == r)
+            {
+                continue;
+            }
+            let crosses = lir.insts[*d..i].iter().any(|x| x.kind == Kind::EndLoop);
+            if crosses && !plan.iter().any(|(u, rr, _)| *u == i && *rr == r) {
+                plan.push((i, r, *d));
+            }
+        }
+    }
+    if plan.is_empty() {
+        return;
+    }
+    plan.sort();
+    let mut out = Vec::with_capacity(lir.insts.len() + plan.len());
+    let mut next = 0;
+    let old = std::mem::take(&mut lir.insts);
+    for (i, mut inst) in old.clone().into_iter().enumerate() {
+        while next < plan.len() && plan[next].0 == i {
+            let (_, r, d) = plan[next];
+            let fresh = lir.reg();
+            let mut again = old[d].clone();
+            again.args[0] = Arg::Def(fresh);
+            again.span = inst.span.clone();
+            out.push(again);
+            for a in &mut inst.args {
+                match a {
+                    Arg::Use(x) | Arg::Addr(x, _) if *x == r => *x = fresh,
+                    _ => {}
+                }
+            }
+            if let Some(o) = lir.origin.get(&r).copied() {
+                lir.origin.insert(fresh, o);
+            }
+            next += 1;
+        }
+        out.push(inst);
+    }
+    // Definitions nobody reads any more.
+    let read: std::collections::HashSet<Reg> =
+        out.iter().flat_map(|i| i.uses().collect::<Vec<_>>()).collect();
+    out.retain(|i| {
+        !(i.guard.is_none()
+            && i.args.len() == 2
+            && (i.mnemonic == "mov_special" || i.mnemonic == "mov_imm")
+            && i.defs().all(|d| d >= PHYS && !read.contains(&d)))
+    });
+    lir.insts = out;
 }
 
 /// Instructions an `if` arm may hold to become guarded instructions.
@@ -1304,8 +1397,27 @@ pub fn if_convert(insts: Vec<Inst>) -> Vec<Inst> {
                 }
                 _ => return None,
             };
-            let (a, b) = (then.len(), other.len());
-            let worth = if b == 0 { a <= 4 } else { a + b <= 6 && a.min(b) <= 3 };
+            // Copies inside an arm mostly coalesce away, in either form; but a guarded copy
+            // into a register read after the `endif` (a phi's) usually stays an instruction,
+            // where the branching form needed none.
+            let cost = |r: &std::ops::Range<usize>| {
+                r.clone().filter(|&k| insts[k].kind != Kind::Copy).count()
+            };
+            let (a, b) = (cost(&then), cost(&other));
+            let kept_copies = then
+                .clone()
+                .chain(other.clone())
+                .filter(|&k| insts[k].kind == Kind::Copy)
+                .filter(|&k| {
+                    insts[k].defs().any(|d| {
+                        reads.get(&d).is_some_and(|at| at.iter().any(|&r| r <= i || r >= end))
+                    })
+                })
+                .count();
+            let no_else = other.is_empty() && end == j;
+            let control = if no_else { 2 } else { 3 };
+            let worth =
+                kept_copies < control && if no_else { a <= 4 } else { a + b <= 6 && a.min(b) <= 3 };
             worth.then_some((*p, *n, then, other, end))
         })();
         let Some((p, n, then, other, end)) = candidate else {
@@ -1341,6 +1453,140 @@ pub fn if_convert(insts: Vec<Inst>) -> Vec<Inst> {
         i = end + 1;
     }
     out
+}
+
+/// An upper bound of every `u32` value (as unsigned; `u32::MAX` when nothing is known), for
+/// choosing the signed `idiv`/`imod` where both operands are below 2^31. Known: constants;
+/// thread, lane and wave ids and sizes within a workgroup (below 2^31: a workgroup is at
+/// most the target's MAX_WORKGROUP_SIZE, 1024 on every profile, far below); `x % c`,
+/// `x & c`, `x >> k`, `x // c`, `min`; sums and products of bounded values; and a loop
+/// counter `i = phi(start, i + step)` tested `i < b` at its header (at most b + step - 1).
+pub fn upper_bounds(f: &Func) -> Vec<u64> {
+    const ALL: u64 = u32::MAX as u64;
+    let n = f.types.len();
+    let mut def: Vec<Option<&Op>> = vec![None; n];
+    let mut phi_of: HashMap<Value, (BlockId, &crate::mir::Phi)> = HashMap::new();
+    for (b, block) in f.blocks.iter().enumerate() {
+        for phi in &block.phis {
+            phi_of.insert(phi.dst, (BlockId(b as u32), phi));
+        }
+        for inst in &block.insts {
+            if let Some(d) = inst.dst {
+                def[d.0 as usize] = Some(&inst.op);
+            }
+        }
+    }
+    let mut bound: Vec<Option<u64>> = vec![None; n];
+    let mut visiting = vec![false; n];
+    #[allow(clippy::too_many_arguments)]
+    fn ub(
+        v: Value,
+        f: &Func,
+        idom: &[Option<BlockId>],
+        def: &[Option<&Op>],
+        phi_of: &HashMap<Value, (BlockId, &crate::mir::Phi)>,
+        bound: &mut Vec<Option<u64>>,
+        visiting: &mut Vec<bool>,
+        depth: u32,
+    ) -> u64 {
+        const ALL: u64 = u32::MAX as u64;
+        let i = v.0 as usize;
+        if let Some(b) = bound[i] {
+            return b;
+        }
+        if visiting[i] || depth > 200 || f.types[i] != Ty::Scalar(Scalar::U32) {
+            return ALL;
+        }
+        visiting[i] = true;
+        let mut go = |x: &Value| ub(*x, f, idom, def, phi_of, bound, visiting, depth + 1);
+        let konst = |x: &Value| match def[x.0 as usize] {
+            Some(Op::Int(c)) => Some((*c as u64) & ALL),
+            _ => None,
+        };
+        let r = match def[i] {
+            Some(Op::Int(c)) => (*c as u64) & ALL,
+            Some(Op::Special(
+                Special::ThreadId(_)
+                | Special::LaneId
+                | Special::WaveId
+                | Special::WaveWidth
+                | Special::WorkgroupSize(_),
+            )) => (1 << 31) - 1,
+            Some(Op::Binary(op, a, b)) => match op {
+                BinOp::Rem => match konst(b) {
+                    Some(c) => c.saturating_sub(1).min(go(a)),
+                    None => go(b).saturating_sub(1).min(go(a)),
+                },
+                BinOp::And => go(a).min(go(b)),
+                BinOp::Shr => konst(b).map_or(go(a), |k| go(a) >> (k & 31)),
+                BinOp::Div => konst(b).filter(|c| *c > 0).map_or(go(a), |c| go(a) / c),
+                BinOp::Add => go(a).saturating_add(go(b)),
+                BinOp::Mul => go(a).saturating_mul(go(b)),
+                BinOp::Shl => match konst(b) {
+                    Some(k) if k < 32 => go(a).saturating_mul(1 << k),
+                    _ => ALL,
+                },
+                BinOp::Or | BinOp::Xor => {
+                    let m = go(a).max(go(b));
+                    if m == 0 { 0 } else { (1u64 << (64 - m.leading_zeros())) - 1 }
+                }
+                _ => ALL,
+            },
+            Some(Op::Call(Intrinsic::Min, args)) => args.iter().map(&mut go).min().unwrap_or(ALL),
+            Some(Op::Call(Intrinsic::Max, args)) => args.iter().map(&mut go).max().unwrap_or(ALL),
+            Some(Op::Select(_, a, b)) => go(a).max(go(b)),
+            None => match phi_of.get(&v) {
+                // A counter: phi(start, v + step) at a header that tests v < b.
+                Some((h, phi)) => {
+                    let counter = (|| {
+                        let Term::Branch(c, body, _) = f.blocks[h.0 as usize].term else {
+                            return None;
+                        };
+                        let Some(Op::Binary(BinOp::Lt, x, b)) = def[c.0 as usize] else {
+                            return None;
+                        };
+                        if *x != v || phi.args.len() != 2 {
+                            return None;
+                        }
+                        let mut step = None;
+                        let mut start = None;
+                        for (from, a) in &phi.args {
+                            match def[a.0 as usize] {
+                                // The step comes round from inside the body: the loop goes on
+                                // while the test holds.
+                                Some(Op::Binary(BinOp::Add, y, k))
+                                    if *y == v && Func::dominates(idom, body, *from) =>
+                                {
+                                    step = konst(k)
+                                }
+                                _ => start = Some(*a),
+                            }
+                        }
+                        Some((step?, start?, *b))
+                    })();
+                    match counter {
+                        Some((step, start, b)) if step < 1 << 20 => {
+                            let top = go(&b).saturating_add(step);
+                            go(&start).max(top)
+                        }
+                        _ => ALL,
+                    }
+                }
+                None => ALL,
+            },
+            _ => ALL,
+        };
+        let r = r.min(ALL);
+        visiting[i] = false;
+        bound[i] = Some(r);
+        r
+    }
+    let idom = f.dominators();
+    (0..n)
+        .map(|v| {
+            ub(Value(v as u32), f, &idom, &def, &phi_of, &mut bound, &mut visiting, 0).min(ALL)
+        })
+        .collect()
 }
 
 // -------------------------------------------------------------------------------------------
@@ -1740,6 +1986,51 @@ impl Structurer<'_, '_> {
         }
     }
 
+    /// A block of a few plain instructions (phi copies, mostly) that then leaves the loop or
+    /// the kernel: its code and where it goes.
+    fn copies_then_escape(&self, arm: Node, stop: Node) -> Option<(Vec<Inst>, Node)> {
+        let Node::Block(b) = arm else { return None };
+        if self.header[b.0 as usize] || self.emitted[b.0 as usize] {
+            return None;
+        }
+        let code = &self.l.code[b.0 as usize];
+        let copy = |i: &Inst| {
+            guardable(i)
+                && (i.kind == Kind::Copy || (i.kind == Kind::Op && i.mnemonic == "mov_imm"))
+        };
+        if code.is_empty() || code.len() > 6 || !code.iter().all(copy) {
+            return None;
+        }
+        let to = match self.l.f.blocks[b.0 as usize].term {
+            Term::Jump(t) => self.resolve(t),
+            Term::Return => Node::Ret,
+            Term::Branch(..) => return None,
+        };
+        (matches!(to, Node::Cont | Node::Brk | Node::Ret) && to != stop).then(|| (code.clone(), to))
+    }
+
+    /// Emits `code` under `guard`; a register it writes that nothing else reads (a phi of
+    /// the block the code comes from) need not keep its old value.
+    fn guarded(&mut self, code: Vec<Inst>, guard: (Pred, bool)) {
+        let reads_elsewhere = |d: Reg, code: &[Inst], l: &Lower<'_>| {
+            let total: usize =
+                l.code.iter().flatten().map(|i| i.uses().filter(|u| *u == d).count()).sum();
+            let here: usize = code.iter().map(|i| i.uses().filter(|u| *u == d).count()).sum();
+            total > here
+        };
+        let n = code.len();
+        for k in 0..n {
+            let mut i = code[k].clone();
+            i.guard = Some(guard);
+            i.guard_kills = i.defs().next().is_some()
+                && i.defs().all(|d| {
+                    !reads_elsewhere(d, &code, self.l)
+                        && code[..=k].iter().all(|x| !x.uses().any(|u| u == d))
+                });
+            self.out.push(i);
+        }
+    }
+
     fn is_escape(n: Node) -> bool {
         matches!(n, Node::Cont | Node::Brk | Node::Ret | Node::Latch)
     }
@@ -1834,7 +2125,17 @@ impl Structurer<'_, '_> {
                     let mut pre = Vec::new();
                     let cond = self.l.cond(c, &mut pre, &span);
                     self.out.extend(pre);
-                    if Self::is_escape(t) && t != stop {
+                    if let Some((code, to)) = self.copies_then_escape(t, stop) {
+                        // Copies for the way out, run where it is taken, then leave.
+                        self.guarded(code, cond);
+                        self.escape_if(to, cond, &span);
+                        f
+                    } else if let Some((code, to)) = self.copies_then_escape(f, stop) {
+                        let neg = (cond.0, !cond.1);
+                        self.guarded(code, neg);
+                        self.escape_if(to, neg, &span);
+                        t
+                    } else if Self::is_escape(t) && t != stop {
                         self.escape_if(t, cond, &span);
                         f
                     } else if Self::is_escape(f) && f != stop {

@@ -1330,6 +1330,18 @@ pub fn reassociate(f: &mut Func) -> bool {
                         }
                         _ => None,
                     },
+                    Op::Binary(BinOp::Shl, x, c)
+                        if consts.get(c).is_some_and(|k| (0..32).contains(k))
+                            && matches!(defs.get(x), Some(Op::Binary(BinOp::Shl, _, c1))
+                                if consts.get(c1).is_some_and(|k1| (0..32).contains(&(k1 + consts[c])))) =>
+                    {
+                        // (a << k1) << k2 = a << (k1 + k2)
+                        let Some(Op::Binary(BinOp::Shl, a, c1)) = defs.get(x) else {
+                            unreachable!()
+                        };
+                        let k = fresh(Op::Int(consts[c1] + consts[c]), &mut out, ty);
+                        Some(Op::Binary(BinOp::Shl, *a, k))
+                    }
                     Op::Binary(op @ (BinOp::Shl | BinOp::Mul), x, c) if consts.contains_key(c) => {
                         let k2 = consts[c];
                         plus_const(x).and_then(|(a, c1)| {

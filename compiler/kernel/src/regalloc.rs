@@ -478,7 +478,8 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
                 irc.cost[r as usize] += weight;
             }
             let mut live: Vec<u32> = bits(&live_out[i]).collect();
-            let is_copy = inst.kind == Kind::Copy && inst.guard.is_none();
+            // A guarded copy that need not keep the old value coalesces like any other.
+            let is_copy = inst.kind == Kind::Copy && (inst.guard.is_none() || inst.guard_kills);
             if is_copy
                 && let (Some(Arg::Def(d)), Some(Arg::Use(s))) =
                     (inst.args.first(), inst.args.get(1))
