@@ -110,14 +110,12 @@ pub fn compile_hir(
     let mut module = assembled.module;
     module.files = vec![path.to_owned()];
     let index = LineIndex::new(text);
-    let asm_index = LineIndex::new(&asm);
     module.lines = module
         .lines
         .iter()
         .filter_map(|entry| {
-            // The assembler's entry names a line of the generated text.
-            let at = asm_index.offset(entry.line, entry.column);
-            let line = asm[..at.min(asm.len())].matches('\n').count();
+            // The assembler's entry names a (1-based) line of the generated text.
+            let line = (entry.line as usize).checked_sub(1)?;
             let span = spans.get(line).cloned().flatten()?;
             let (l, c) = index.position(span.start);
             let (el, ec) = index.position(span.end.max(span.start));
@@ -231,11 +229,5 @@ impl LineIndex {
     fn position(&self, offset: usize) -> (u32, u32) {
         let line = self.starts.partition_point(|&s| s <= offset).saturating_sub(1);
         ((line + 1) as u32, (offset - self.starts[line] + 1) as u32)
-    }
-
-    /// The byte offset of a 1-based line and column.
-    fn offset(&self, line: u32, column: u32) -> usize {
-        let l = (line as usize).saturating_sub(1).min(self.starts.len() - 1);
-        self.starts[l] + (column as usize).saturating_sub(1)
     }
 }

@@ -105,7 +105,20 @@ pub fn lower(text: &str) -> (Vec<Kernel>, Vec<Diagnostic>) {
             prelude: Vec::new(),
         };
         if let Some(k) = b.kernel(def, workgroup) {
-            kernels.push(k);
+            match kernels.iter().find(|other: &&Kernel| other.name == k.name) {
+                Some(first) => diagnostics.push(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED,
+                        k.span.clone(),
+                        format!(
+                            "a kernel named `{}` is already defined: kernels need distinct names",
+                            k.name
+                        ),
+                    )
+                    .with_label(first.span.clone(), "first defined here"),
+                ),
+                None => kernels.push(k),
+            }
         }
         diagnostics.append(&mut b.diagnostics);
     }
@@ -1454,6 +1467,18 @@ mod tests {
         ] {
             assert!(docs.contains(&format!("## {code}: ")), "{code} is not documented");
         }
+    }
+
+    #[test]
+    fn two_kernels_of_one_name_are_refused() {
+        let (kernels, d) = super::lower(
+            "import wave\n@wave.kernel\ndef k(out: u32[:]):\n    out[0] = 1\n@wave.kernel\ndef k(out: u32[:]):\n    out[0] = 2\n",
+        );
+        assert_eq!(kernels.len(), 1);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].code, codes::UNSUPPORTED);
+        assert!(d[0].message.contains("already defined"), "{}", d[0].message);
+        assert_eq!(d[0].labels.len(), 1);
     }
 
     #[test]

@@ -1,0 +1,91 @@
+//! Compile speed: a 1,000-line Python file of kernels (the kernel set, repeated under new
+//! names) through the whole pipeline at O2 to a `.wbin`; the target is under 50 ms. The
+//! baseline measured in the same run is the frontend alone (parse and HIR), so the ratio
+//! shows what the middle and back end cost on top of it.
+//!
+//! `cargo bench -p wave-kernel --bench compile`
+
+#![allow(clippy::print_stdout, reason = "a benchmark prints its figures")]
+
+use std::time::{Duration, Instant};
+
+use wave_kernel::{Language, Options, opt::Level};
+
+const SOURCES: [&str; 8] = [
+    include_str!("../../../conformance/kernels/python/vector_add.py"),
+    include_str!("../../../conformance/kernels/python/saxpy.py"),
+    include_str!("../../../conformance/kernels/python/reduction.py"),
+    include_str!("../../../conformance/kernels/python/histogram.py"),
+    include_str!("../../../conformance/kernels/python/prefix_sum.py"),
+    include_str!("../../../conformance/kernels/python/sgemm.py"),
+    include_str!("../../../conformance/kernels/python/transpose.py"),
+    include_str!("../../../conformance/kernels/python/divergent_loop.py"),
+];
+
+/// The kernel set, each kernel renamed per copy, until the file has 1,000 lines.
+fn file() -> String {
+    let mut out = String::from("import wave\n");
+    let mut copy = 0;
+    while out.lines().count() < 1000 {
+        for src in SOURCES {
+            let body: String = src
+                .lines()
+                .filter(|l| !l.starts_with("import"))
+                .map(|l| match l.strip_prefix("def ") {
+                    Some(rest) => format!("def k{copy}_{rest}\n"),
+                    None => format!("{l}\n"),
+                })
+                .collect();
+            out.push_str(&body);
+        }
+        copy += 1;
+    }
+    out
+}
+
+fn time(runs: usize, mut f: impl FnMut()) -> (Duration, Duration) {
+    let mut samples: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    samples.sort();
+    (samples[runs / 2], samples[runs * 95 / 100])
+}
+
+fn main() {
+    let text = file();
+    let lines = text.lines().count();
+    let (kernels, d) = wave_kernel::hir(&text, Language::Python);
+    assert!(d.is_empty(), "{d:?}");
+    let options = Options { level: Level::O2, ..Default::default() };
+    let (out, d) = wave_kernel::compile(&text, Language::Python, "bench.py", options);
+    assert!(out.is_some(), "{d:?}");
+    let runs = 30;
+    let (front, front95) = time(runs, || {
+        let _ = wave_kernel::hir(&text, Language::Python);
+    });
+    let (whole, whole95) = time(runs, || {
+        let _ = wave_kernel::compile(&text, Language::Python, "bench.py", options);
+    });
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!("{lines} lines, {} kernels, O2 to .wbin, {runs} runs", kernels.len());
+    println!(
+        "frontend (parse + HIR), the baseline: median {:.2} ms, p95 {:.2} ms",
+        ms(front),
+        ms(front95)
+    );
+    println!(
+        "whole pipeline:                       median {:.2} ms, p95 {:.2} ms",
+        ms(whole),
+        ms(whole95)
+    );
+    println!("ratio whole / frontend: {:.1}", ms(whole) / ms(front));
+    println!(
+        "target 50 ms: {} (median at {:.0}% of it)",
+        if ms(whole95) < 50.0 { "met" } else { "MISSED" },
+        ms(whole) / 50.0 * 100.0
+    );
+}
