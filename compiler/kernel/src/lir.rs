@@ -1369,6 +1369,7 @@ pub fn if_convert(insts: Vec<Inst>) -> Vec<Inst> {
             reads.entry(r).or_default().push(i);
         }
     }
+    let depth = loop_depths(&insts);
     let mut out: Vec<Inst> = Vec::with_capacity(insts.len());
     let mut i = 0;
     while i < insts.len() {
@@ -1416,8 +1417,14 @@ pub fn if_convert(insts: Vec<Inst>) -> Vec<Inst> {
                 .count();
             let no_else = other.is_empty() && end == j;
             let control = if no_else { 2 } else { 3 };
-            let worth =
-                kept_copies < control && if no_else { a <= 4 } else { a + b <= 6 && a.min(b) <= 3 };
+            let worth = kept_copies < control
+                && if no_else {
+                    // In a loop the test often fails for most lanes (a tree reduction's
+                    // shrinking half): branching then skips the arm.
+                    a <= if depth[i] > 0 { 3 } else { 6 }
+                } else {
+                    a + b <= 6 && a.min(b) <= 3
+                };
             worth.then_some((*p, *n, then, other, end))
         })();
         let Some((p, n, then, other, end)) = candidate else {

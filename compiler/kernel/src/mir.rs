@@ -518,8 +518,9 @@ impl Builder {
                 self.def(*var, v);
             }
             hir::StmtKind::Store(b, i, v) => {
-                let (space, addr) = self.address(b, i);
+                // Python evaluates the value before the target's index.
                 let v = self.expr(v);
+                let (space, addr) = self.address(b, i);
                 self.effect(Op::Store(space, addr, v), span);
             }
             hir::StmtKind::Expr(e) => {

@@ -68,6 +68,7 @@ pub fn passes(level: Level) -> Vec<Pass> {
             ("sccp", sccp),
             ("identities", identities),
             ("cse", cse),
+            ("sink-stores", sink_stores),
             ("dce", dce),
             ("simplify-cfg", simplify_cfg),
             ("dce", dce),
@@ -1342,6 +1343,24 @@ pub fn reassociate(f: &mut Func) -> bool {
                         let k = fresh(Op::Int(consts[c1] + consts[c]), &mut out, ty);
                         Some(Op::Binary(BinOp::Shl, *a, k))
                     }
+                    // ((x >> k) & m) << k = x & (m << k), for a logical shift and m << k in
+                    // 32 bits: the bits shifted out are the ones masked off.
+                    Op::Binary(BinOp::Shl, y, k2)
+                        if s == Scalar::U32
+                            && consts.get(k2).is_some_and(|k| (1..32).contains(k))
+                            && matches!(defs.get(y), Some(Op::Binary(BinOp::And, z, m))
+                                if consts.get(m).is_some_and(|m| (*m as u64) < (1u64 << (32 - consts[k2])))
+                                    && matches!(defs.get(z), Some(Op::Binary(BinOp::Shr, _, k1)) if consts.get(k1) == consts.get(k2))) =>
+                    {
+                        let Some(Op::Binary(BinOp::And, z, m)) = defs.get(y) else {
+                            unreachable!()
+                        };
+                        let Some(Op::Binary(BinOp::Shr, x, _)) = defs.get(z) else {
+                            unreachable!()
+                        };
+                        let mask = fresh(Op::Int(wrap(s, consts[m] << consts[k2])), &mut out, ty);
+                        Some(Op::Binary(BinOp::And, *x, mask))
+                    }
                     Op::Binary(op @ (BinOp::Shl | BinOp::Mul), x, c) if consts.contains_key(c) => {
                         let k2 = consts[c];
                         plus_const(x).and_then(|(a, c1)| {
@@ -1616,4 +1635,45 @@ fn unroll_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bool {
     crate::mir::remove_unreachable(f);
     substitute(f, &header_values);
     true
+}
+
+// -------------------------------------------------------------------------------------------
+// Store sinking (O2).
+
+/// Both arms of an `if`/`else` ending with a store to the same address become one store of
+/// a phi after the join: `if c: a[i] = x else: a[i] = y` stores once. The value then comes
+/// from a copy (or a constant set) in each arm, which if-conversion turns into guarded
+/// instructions, and no register holds the constant across the code around it.
+pub fn sink_stores(f: &mut Func) -> bool {
+    let mut changed = false;
+    let preds = f.predecessors();
+    for j in 0..f.blocks.len() {
+        let [a, b] = preds[j].as_slice() else { continue };
+        let (a, b) = (*a, *b);
+        let join = BlockId(j as u32);
+        if a == b
+            || f.blocks[a.0 as usize].term != Term::Jump(join)
+            || f.blocks[b.0 as usize].term != Term::Jump(join)
+        {
+            continue;
+        }
+        let last = |x: BlockId| f.blocks[x.0 as usize].insts.last().map(|i| i.op.clone());
+        let (Some(Op::Store(sa, addr_a, va)), Some(Op::Store(sb, addr_b, vb))) = (last(a), last(b))
+        else {
+            continue;
+        };
+        if sa != sb || addr_a != addr_b || f.types[va.0 as usize] != f.types[vb.0 as usize] {
+            continue;
+        }
+        let span = f.blocks[a.0 as usize].insts.last().map(|i| i.span.clone()).unwrap_or(0..0);
+        f.blocks[a.0 as usize].insts.pop();
+        f.blocks[b.0 as usize].insts.pop();
+        f.types.push(f.types[va.0 as usize]);
+        let v = Value(f.types.len() as u32 - 1);
+        let var = f.blocks[j].phis.first().map(|p| p.var).unwrap_or(crate::hir::VarId(u32::MAX));
+        f.blocks[j].phis.push(Phi { dst: v, var, args: vec![(a, va), (b, vb)] });
+        f.blocks[j].insts.insert(0, Inst { dst: None, op: Op::Store(sa, addr_a, v), span });
+        changed = true;
+    }
+    changed
 }

@@ -93,7 +93,20 @@ pub fn lower(text: &str) -> (Vec<Kernel>, Vec<Diagnostic>) {
         let (Some(def), true) = (item.child_by_field_name("definition"), is_kernel) else {
             continue;
         };
-        let workgroup = workgroup_size(text, item);
+        let mut workgroup = workgroup_size(text, item);
+        if let Some(size) = workgroup
+            && (size.contains(&0) || size.iter().map(|d| u64::from(*d)).product::<u64>() > 1 << 16)
+        {
+            let at = item.byte_range().start..def.byte_range().start;
+            diagnostics.push(Diagnostic::error(
+                codes::BAD_CALL,
+                at,
+                format!(
+                    "workgroup size {size:?}: each dimension is at least 1, and a workgroup holds at most 65,536 threads"
+                ),
+            ));
+            workgroup = None;
+        }
         let mut b = Builder {
             text,
             vars: Vec::new(),
@@ -1467,6 +1480,16 @@ mod tests {
         ] {
             assert!(docs.contains(&format!("## {code}: ")), "{code} is not documented");
         }
+    }
+
+    #[test]
+    fn a_workgroup_size_of_zero_is_refused() {
+        let (_, d) = super::lower(
+            "import wave\n@wave.kernel(workgroup=(32, 0, 1))\ndef k(out: u32[:]):\n    out[0] = 1\n",
+        );
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].code, codes::BAD_CALL);
+        assert!(d[0].message.contains("at least 1"), "{}", d[0].message);
     }
 
     #[test]
