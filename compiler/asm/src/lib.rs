@@ -20,7 +20,7 @@ use wave_wbin::Module;
 
 pub use disasm::disassemble;
 pub use fmt::format;
-pub use lower::{DIRECTIVES, KernelSource, Placed, parse_integer};
+pub use lower::{DIRECTIVES, KernelSource, Placed, looks_reserved, parse_integer};
 
 /// The result of assembling one file.
 #[derive(Debug)]

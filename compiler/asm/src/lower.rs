@@ -1484,7 +1484,9 @@ fn scope_operand_span(syntax: &InstructionSyntax, name: &str) -> Option<Span> {
 }
 
 /// Whether a name would be read as something other than a parameter name.
-fn looks_reserved(name: &str) -> bool {
+/// Whether a name reads as a register, predicate, special register or float literal in
+/// assembly (`r3`, `p0`, `sr_x`, `inf`), so it cannot name a parameter.
+pub fn looks_reserved(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     let numbered = |prefix: char| {
         lower.strip_prefix(prefix).is_some_and(|rest| {

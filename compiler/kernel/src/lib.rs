@@ -2,10 +2,11 @@
 //! WAVE. The pipeline of `docs/kernels.md` (from the compiler design): frontend, HIR, MIR in SSA
 //! form, optimisation, LIR, register allocation, emission.
 //!
-//! Built so far: the Python frontend and HIR ([`hir`]): typed, with thread identity bound to
-//! special registers and intrinsics recognised, printed by `wave compile --emit hir`; and MIR
-//! in SSA form ([`mir`]), with its verifier, printed by `--emit mir`. The stages after MIR are
-//! the next step of the issue "The kernel compiler".
+//! The Python frontend ([`front`]) builds [`hir`]; [`mir`] is SSA with its verifier; [`opt`]
+//! holds the passes of `-O0` to `-O3`; [`lir`] is out of SSA with structured control flow;
+//! [`regalloc`] colours registers (with coalescing, spilling and a checker); [`emit`] prints
+//! assembly, assembles it and points the line table into the kernel source. [`compile`] runs
+//! all of it; every stage has a text form (`wave compile --emit hir|mir|lir|asm`).
 
 pub mod emit;
 pub mod front;

@@ -1,10 +1,12 @@
 //! Optimisation passes on MIR. Each keeps SSA and the CFG's structure (one header per loop,
 //! `if` diamonds), and in debug builds the verifier runs after every pass.
 //!
-//! Built so far: dead code elimination, common subexpression elimination over the dominator
-//! tree (local and global at once), CFG simplification (merging a block into its only
-//! predecessor when that predecessor jumps straight to it) at O1; sparse conditional constant
-//! propagation, strength reduction and loop-invariant code motion at O2.
+//! O1: dead code elimination, common subexpression elimination over the dominator tree (local
+//! and global at once), CFG simplification (merging a block into its only predecessor when
+//! that predecessor jumps straight to it). O2 adds sparse conditional constant propagation,
+//! strength reduction, algebraic identities, reassociation, loop-invariant code motion,
+//! induction-variable strength reduction with linear function test replacement, and store
+//! sinking. O3 adds full unrolling of counted loops.
 
 use std::collections::HashMap;
 
@@ -17,9 +19,10 @@ pub enum Level {
     O0,
     /// DCE, CSE, CFG simplification.
     O1,
-    /// O1, SCCP, strength reduction and LICM (mem2reg is for the C++ frontend).
+    /// O1 and SCCP, strength reduction, identities, reassociation, LICM, induction
+    /// variables, store sinking.
     O2,
-    /// O2 and (next) unrolling and inlining.
+    /// O2 and full unrolling of counted loops (helpers are inlined at every level).
     O3,
 }
 

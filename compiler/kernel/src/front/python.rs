@@ -183,6 +183,16 @@ fn syntax_errors(node: Node<'_>, out: &mut Vec<Span>) {
     }
 }
 
+/// A name WAVE assembly can write: `[A-Za-z_][A-Za-z0-9_]*`, and not one of the structured
+/// control-flow words, which a line starts with.
+fn assembly_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    let control = ["if", "else", "endif", "loop", "break", "continue", "endloop"];
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !control.contains(&name.to_ascii_lowercase().as_str())
+}
+
 /// `@wave.kernel(workgroup=(64, 1, 1))` or `@wave.kernel(workgroup=64)`.
 fn workgroup_size(text: &str, item: Node<'_>) -> Option<[u32; 3]> {
     let deco = &text[item.byte_range()];
@@ -241,11 +251,33 @@ impl<'t> Builder<'t, '_> {
     }
 
     fn kernel(&mut self, def: Node<'_>, workgroup_size: Option<[u32; 3]>) -> Option<Kernel> {
-        let name = def.child_by_field_name("name").map(|n| self.src(n).to_owned())?;
+        let name_node = def.child_by_field_name("name")?;
+        let name = self.src(name_node).to_owned();
+        if !assembly_name(&name) {
+            let _ = self.error(
+                codes::UNSUPPORTED,
+                name_node.byte_range(),
+                format!("kernel name `{name}` cannot be written in WAVE assembly (ASCII letters, digits and `_`, and not a control-flow word like `loop`); rename it"),
+            );
+        }
         if let Some(params) = def.child_by_field_name("parameters") {
             let mut c = params.walk();
             for p in params.named_children(&mut c) {
                 let _ = self.param(p);
+            }
+        }
+        // Parameters are bound by name when the kernel is dispatched: the names must be
+        // ones WAVE assembly can write.
+        for v in self.vars.iter().filter(|v| v.param) {
+            if !assembly_name(&v.name) || wave_asm::looks_reserved(&v.name) {
+                self.diagnostics.push(Diagnostic::error(
+                    codes::UNSUPPORTED,
+                    v.span.clone(),
+                    format!(
+                        "parameter name `{}` cannot name a .wbin parameter: WAVE assembly would read it as a register, predicate, special register or control-flow word, or it is not ASCII; rename it",
+                        v.name
+                    ),
+                ));
             }
         }
         let body = def.child_by_field_name("body")?;
@@ -1490,6 +1522,18 @@ mod tests {
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].code, codes::BAD_CALL);
         assert!(d[0].message.contains("at least 1"), "{}", d[0].message);
+    }
+
+    #[test]
+    fn names_assembly_cannot_write_are_refused() {
+        let (_, d) = super::lower(
+            "import wave\n@wave.kernel\ndef k(r3: u32[:], sr_x: u32):\n    r3[0] = sr_x\n",
+        );
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert!(d.iter().all(|d| d.code == codes::UNSUPPORTED && d.message.contains("rename")));
+        let (_, d) =
+            super::lower("import wave\n@wave.kernel\ndef k\u{e9}(out: u32[:]):\n    out[0] = 1\n");
+        assert!(d.iter().any(|d| d.message.contains("kernel name")), "{d:?}");
     }
 
     #[test]
