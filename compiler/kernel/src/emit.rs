@@ -144,18 +144,30 @@ pub fn compile_kernel(k: &hir::Kernel, options: Options) -> Result<Kernel, Box<D
     })?;
     let mut lir = lir::lower(&f)
         .map_err(|e| Box::new(Diagnostic::error(codes::CODEGEN, e.span, e.message)))?;
-    if cfg!(debug_assertions) {
-        let problems = lir::verify(&lir);
-        if !problems.is_empty() {
-            return Err(Box::new(Diagnostic::error(
+    let broken = |pass: &str, lir: &Lir| -> Option<Box<Diagnostic>> {
+        if !cfg!(debug_assertions) {
+            return None;
+        }
+        let problems = lir::verify(lir);
+        (!problems.is_empty()).then(|| {
+            Box::new(Diagnostic::error(
                 codes::INTERNAL,
                 k.span.clone(),
                 format!(
-                    "internal compiler error: the LIR of `{}` is broken: {}",
+                    "internal compiler error: the LIR of `{}` is broken after `{pass}`: {}",
                     k.name,
                     problems.join("; ")
                 ),
-            )));
+            ))
+        })
+    };
+    if let Some(d) = broken("lowering", &lir) {
+        return Err(d);
+    }
+    for (name, pass) in lir::passes() {
+        pass(&mut lir);
+        if let Some(d) = broken(name, &lir) {
+            return Err(d);
         }
     }
     let allocation = regalloc::allocate(&mut lir, options.max_registers).map_err(|e| {

@@ -1266,9 +1266,18 @@ pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
                 || i.defs().any(|r| r < PHYS || const_read.get((r - PHYS) as usize) != Some(&false))
         })
         .collect();
-    lir.insts = if_convert(std::mem::take(&mut lir.insts));
-    rematerialize(&mut lir);
     Ok(lir)
+}
+
+/// A pass on LIR: its name and what it does.
+pub type Pass = (&'static str, fn(&mut Lir));
+
+/// The passes after lowering, in order (the LIR verifier runs after each in debug builds).
+pub fn passes() -> Vec<Pass> {
+    vec![
+        ("if-convert", |lir: &mut Lir| lir.insts = if_convert(std::mem::take(&mut lir.insts))),
+        ("rematerialize", rematerialize),
+    ]
 }
 
 /// A value that costs one instruction with no operands (a special register, a constant)

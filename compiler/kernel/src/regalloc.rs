@@ -525,6 +525,10 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
             let (pred, predicates) = allocate_predicates(lir)?;
             let alloc =
                 Allocation { reg, pred, registers: registers as u16, predicates, spill_slots };
+            // The pointer's stride is known now: all the slots of a thread.
+            if let Some(sp) = spill_pointer {
+                set_spill_stride(lir, sp, spill_slots * 4);
+            }
             check(lir, &alloc)?;
             return Ok(alloc);
         }
@@ -535,7 +539,7 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
                 lir.name
             ));
         };
-        let threads = x * y * z;
+        let _ = (x, y, z);
         let first_new = lir.next_reg;
         let sp = match spill_pointer {
             Some(sp) => sp,
@@ -556,7 +560,10 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
             }
             let slot = spill_slots;
             spill_slots += 1;
-            let offset = lir.local_memory.next_multiple_of(4) + slot * threads * 4;
+            // Thread-major: each thread's slots are together, so a workgroup larger than
+            // the size given reaches past the Local Memory declared (a trap), never into
+            // another thread's slots. The pointer already holds base + thread * stride.
+            let offset = slot * 4;
             let offset = i32::try_from(offset).map_err(|_| "spill area too large".to_string())?;
             let old = std::mem::take(&mut lir.insts);
             for mut inst in old {
@@ -617,7 +624,19 @@ pub fn local_memory(lir: &Lir, slots: u32) -> u32 {
     lir.local_memory.next_multiple_of(4) + slots * threads * 4
 }
 
-/// `sp = base + linear_thread_id * 4`, at the entry, with two temporaries.
+/// Sets the spill pointer's stride (`sp = base + thread * stride`): the multiply before the
+/// instruction that defines `sp` gets its immediate. It changes no register.
+fn set_spill_stride(lir: &mut Lir, sp: Reg, stride: u32) {
+    if let Some(at) = lir.insts.iter().position(|i| i.defs().any(|d| d == sp))
+        && at > 0
+        && lir.insts[at - 1].mnemonic == "imul"
+    {
+        lir.insts[at - 1].args[2] = Arg::Imm(stride.to_string());
+    }
+}
+
+/// `sp = base + linear_thread_id * stride`, at the entry, with two temporaries (the stride,
+/// every slot of one thread, is set when allocation is done).
 fn insert_spill_pointer(lir: &mut Lir) -> Reg {
     let base = lir.local_memory.next_multiple_of(4);
     let [x, y, _] = lir.workgroup_size.unwrap_or([1, 1, 1]);
@@ -632,7 +651,7 @@ fn insert_spill_pointer(lir: &mut Lir) -> Reg {
         span: span.clone(),
     };
     let imm = |v: u32| Arg::Imm(v.to_string());
-    // ((tz * Y + ty) * X + tx) * 4 + base
+    // ((tz * Y + ty) * X + tx) * stride + base
     let code = vec![
         op("mov_special", vec![Arg::Def(a), Arg::Special("sr_thread_id_z")]),
         op("imul", vec![Arg::Def(a), Arg::Use(a), imm(y)]),
@@ -641,7 +660,7 @@ fn insert_spill_pointer(lir: &mut Lir) -> Reg {
         op("imul", vec![Arg::Def(a), Arg::Use(a), imm(x)]),
         op("mov_special", vec![Arg::Def(b), Arg::Special("sr_thread_id_x")]),
         op("iadd", vec![Arg::Def(a), Arg::Use(a), Arg::Use(b)]),
-        op("shift.shl", vec![Arg::Def(a), Arg::Use(a), imm(2)]),
+        op("imul", vec![Arg::Def(a), Arg::Use(a), imm(4)]),
         op("iadd", vec![Arg::Def(sp), Arg::Use(a), imm(base)]),
     ];
     lir.insts.splice(0..0, code);

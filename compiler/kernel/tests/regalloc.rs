@@ -59,6 +59,23 @@ fn spilled_kernels_compute_what_unconstrained_ones_do() {
 }
 
 #[test]
+fn a_spilling_kernel_dispatched_wider_than_its_size_traps_instead_of_mixing_threads() {
+    let tight = Options { level: Level::O2, max_registers: 6 };
+    let (out, d) = wave_kernel::compile(&pressure(true), Language::Python, "many.py", tight);
+    let out = out.unwrap_or_else(|| panic!("{d:?}"));
+    let mut device = vec![0u8; 1024];
+    let dispatch = wave_emulator::Dispatch {
+        grid: [1, 1, 1],
+        workgroup: Some([64, 1, 1]),
+        wave_width: 16,
+        args: vec![("inp".into(), 0), ("out".into(), 256)],
+        ..Default::default()
+    };
+    let trap = wave_emulator::run(&out.module, &dispatch, &mut device).expect_err("a trap");
+    assert!(trap.to_string().contains("local memory"), "{trap}");
+}
+
+#[test]
 fn a_kernel_that_must_spill_without_a_workgroup_size_is_refused() {
     let options = Options { level: Level::O0, max_registers: 6 };
     let (out, d) = wave_kernel::compile(&pressure(false), Language::Python, "many.py", options);
