@@ -1650,8 +1650,8 @@ fn unroll_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bool {
 pub fn sink_stores(f: &mut Func) -> bool {
     let mut changed = false;
     let preds = f.predecessors();
-    for j in 0..f.blocks.len() {
-        let [a, b] = preds[j].as_slice() else { continue };
+    for (j, from) in preds.iter().enumerate() {
+        let [a, b] = from.as_slice() else { continue };
         let (a, b) = (*a, *b);
         let join = BlockId(j as u32);
         if a == b
