@@ -1310,7 +1310,8 @@ pub fn rematerialize(lir: &mut Lir) {
             }
             // It crosses a loop that does not read it (one that does keeps it live anyway).
             let crosses = lir.insts[*d..i].iter().any(|x| x.kind == Kind::EndLoop)
-                && !(*d + 1..i).any(|k| depth[k] > depth[*d] && lir.insts[k].uses().any(|u| u == r));
+                && !(*d + 1..i)
+                    .any(|k| depth[k] > depth[*d] && lir.insts[k].uses().any(|u| u == r));
             if crosses && !plan.iter().any(|(u, rr, _)| *u == i && *rr == r) {
                 plan.push((i, r, *d));
             }
