@@ -667,35 +667,77 @@ fn insert_spill_pointer(lir: &mut Lir) -> Reg {
     sp
 }
 
-/// Colours predicates: each lives from its definition to its last use in the list.
+/// Colours predicates by their liveness over the structured control flow (a predicate held
+/// across a loop interferes with every one defined in it): the one defined is given the
+/// lowest of the four colours that nothing live after its definition has.
 fn allocate_predicates(lir: &Lir) -> Result<(Vec<u8>, u8), String> {
     let n = lir.next_pred as usize;
+    let words = n.div_ceil(64).max(1);
+    let succ = lir::successors(&lir.insts)?;
+    let len = lir.insts.len();
+    let mut live_in = vec![vec![0u64; words]; len + 1];
+    let mut live_out = vec![vec![0u64; words]; len];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in (0..len).rev() {
+            let mut out = vec![0u64; words];
+            for &s in &succ[i] {
+                for (o, x) in out.iter_mut().zip(&live_in[s.min(len)]) {
+                    *o |= x;
+                }
+            }
+            let mut inn = out.clone();
+            for p in lir.insts[i].pred_defs() {
+                inn[p as usize / 64] &= !(1 << (p % 64));
+            }
+            for p in lir.insts[i].pred_uses() {
+                inn[p as usize / 64] |= 1 << (p % 64);
+            }
+            if inn != live_in[i] {
+                live_in[i] = inn;
+                changed = true;
+            }
+            live_out[i] = out;
+        }
+    }
+    // Interference: a predicate defined where others are live after.
+    let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut first = vec![usize::MAX; n];
-    let mut last = vec![0usize; n];
     for (i, inst) in lir.insts.iter().enumerate() {
         for p in inst.pred_defs().chain(inst.pred_uses()) {
             first[p as usize] = first[p as usize].min(i);
-            last[p as usize] = last[p as usize].max(i);
+        }
+        for p in inst.pred_defs() {
+            for q in bits(&live_out[i]) {
+                if q != p {
+                    adj[p as usize].push(q);
+                    adj[q as usize].push(p);
+                }
+            }
         }
     }
     let mut order: Vec<usize> = (0..n).filter(|&p| first[p] != usize::MAX).collect();
     order.sort_by_key(|&p| first[p]);
-    let mut busy_until = [None::<usize>; 4];
-    let mut color = vec![0u8; n];
+    let mut color: Vec<Option<u8>> = vec![None; n];
     let mut used = 0u8;
     for p in order {
-        let slot = busy_until.iter().position(|b| b.is_none_or(|end| end < first[p]));
-        let Some(c) = slot else {
+        let mut taken = [false; 4];
+        for &q in &adj[p] {
+            if let Some(c) = color[q as usize] {
+                taken[usize::from(c)] = true;
+            }
+        }
+        let Some(c) = taken.iter().position(|t| !t) else {
             return Err(format!(
                 "`{}` needs more than 4 predicates at once (instruction {})",
                 lir.name, first[p]
             ));
         };
-        busy_until[c] = Some(last[p]);
-        color[p] = c as u8;
+        color[p] = Some(c as u8);
         used = used.max(c as u8 + 1);
     }
-    Ok((color, used))
+    Ok((color.into_iter().map(|c| c.unwrap_or(0)).collect(), used))
 }
 
 /// The allocated register of `r`.
