@@ -142,7 +142,21 @@ pub fn compile_kernel(k: &hir::Kernel, options: Options) -> Result<Kernel, Box<D
             format!("internal compiler error: {e}"),
         ))
     })?;
-    let mut lir = lir::lower(&f)
+    // With comparisons held in predicates first; if that needs more than four at once, again
+    // with every comparison made where it is tested.
+    match back_end(k, &f, options, true) {
+        Err(e) if e.message.contains("predicates at once") => back_end(k, &f, options, false),
+        other => other,
+    }
+}
+
+fn back_end(
+    k: &hir::Kernel,
+    f: &mir::Func,
+    options: Options,
+    hold: bool,
+) -> Result<Kernel, Box<Diagnostic>> {
+    let mut lir = lir::lower_with(f, hold)
         .map_err(|e| Box::new(Diagnostic::error(codes::CODEGEN, e.span, e.message)))?;
     let broken = |pass: &str, lir: &Lir| -> Option<Box<Diagnostic>> {
         if !cfg!(debug_assertions) {
@@ -178,7 +192,7 @@ pub fn compile_kernel(k: &hir::Kernel, options: Options) -> Result<Kernel, Box<D
         };
         Box::new(Diagnostic::error(code, k.span.clone(), e))
     })?;
-    Ok(Kernel { mir: f, lir, allocation })
+    Ok(Kernel { mir: f.clone(), lir, allocation })
 }
 
 /// The assembly text of compiled kernels, and for each of its lines the source span.

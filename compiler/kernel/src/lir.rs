@@ -228,6 +228,11 @@ struct Lower<'f> {
     fused: Vec<bool>,
     /// An upper bound of each integer value, as unsigned (see [`upper_bounds`]).
     bound: Vec<u64>,
+    /// Comparisons computed once where they are defined and held in a predicate, because
+    /// they are tested in other blocks (re-testing would keep their operands alive).
+    held: Vec<bool>,
+    /// The predicate a held comparison lives in.
+    held_pred: HashMap<Value, (Pred, bool)>,
     /// The fresh register of each phi (`d'`).
     phi_copy: HashMap<Value, Reg>,
     /// The code of each block (without its terminator).
@@ -335,6 +340,9 @@ impl<'f> Lower<'f> {
 
     /// Puts `v` into a predicate at this point: `(p, negated)`.
     fn cond(&mut self, v: Value, out: &mut Vec<Inst>, span: &Span) -> (Pred, bool) {
+        if let Some(held) = self.held_pred.get(&v) {
+            return *held;
+        }
         if self.pred_form[v.0 as usize] {
             match self.def[v.0 as usize] {
                 Some(Op::Binary(op, a, b)) if op.is_comparison() => {
@@ -705,6 +713,11 @@ impl<'f> Lower<'f> {
             }
         }
         if op.is_comparison() {
+            if self.held[dv.0 as usize] {
+                let c = self.compare(op, a, b, out, span);
+                self.held_pred.insert(dv, c);
+                return;
+            }
             if !self.pred_form[dv.0 as usize] {
                 let c = self.compare(op, a, b, out, span);
                 self.materialize(d, c, out, span);
@@ -988,6 +1001,12 @@ impl<'f> Lower<'f> {
 
 /// Lowers a kernel's MIR to LIR.
 pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
+    lower_with(f, true)
+}
+
+/// Lowers a kernel's MIR to LIR; `hold` lets comparisons tested in other blocks stay in a
+/// predicate (off when that would need more than the four predicates).
+pub fn lower_with(f: &Func, hold: bool) -> Result<Lir, Unsupported> {
     let n = f.types.len();
     let mut def: Vec<Option<&Op>> = vec![None; n];
     let mut def_block = vec![BlockId(0); n];
@@ -1091,6 +1110,16 @@ pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
             break;
         }
     }
+    // Held: a comparison tested only as a condition (not inside and/or/not), in some block
+    // other than its own.
+    let held: Vec<bool> = (0..n)
+        .map(|v| {
+            hold && pred_form[v]
+                && matches!(def[v], Some(Op::Binary(op, ..)) if op.is_comparison())
+                && uses[v].iter().all(|u| matches!(u, Use::Cond(_)))
+                && uses[v].iter().any(|u| matches!(u, Use::Cond(b) if *b != def_block[v]))
+        })
+        .collect();
     // Addresses `x + c` whose every use is the address of a load or store.
     let mut address_uses = vec![0usize; n];
     let mut all_uses = vec![0usize; n];
@@ -1182,6 +1211,8 @@ pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
         folded,
         fused: fused_into,
         bound: upper_bounds(f),
+        held,
+        held_pred: HashMap::new(),
         phi_copy: HashMap::new(),
         code: Vec::new(),
         end_span: Vec::new(),

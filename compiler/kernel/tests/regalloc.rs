@@ -76,6 +76,32 @@ fn a_spilling_kernel_dispatched_wider_than_its_size_traps_instead_of_mixing_thre
 }
 
 #[test]
+fn more_conditions_held_across_a_loop_than_predicates_still_compile() {
+    // Seven comparisons made before a loop and tested after it: holding them all would need
+    // seven predicates, so the compiler makes them where they are tested instead.
+    let mut text = String::from(
+        "import wave\n@wave.kernel(workgroup=32)\ndef k(inp: u32[:], out: u32[:]):\n    i = wave.global_id()\n    x = inp[i & 63]\n",
+    );
+    for j in 0..7 {
+        text.push_str(&format!("    c{j} = x > {}\n", j * 400_000_000u32));
+    }
+    text.push_str("    s: u32 = 0\n    for k in range(i & 3):\n        s += 1\n");
+    for j in 0..7 {
+        text.push_str(&format!("    if c{j}:\n        s += {}\n", 1 << j));
+    }
+    text.push_str("    out[i] = s\n");
+    let mut results = Vec::new();
+    for level in [Level::O0, Level::O2] {
+        let options = Options { level, max_registers: 64 };
+        let (out, d) = wave_kernel::compile(&text, Language::Python, "conds.py", options);
+        let out = out.unwrap_or_else(|| panic!("{level:?}: {d:?}"));
+        assert!(out.kernels[0].allocation.predicates <= 4);
+        results.push(run(&out.module));
+    }
+    assert_eq!(results[0], results[1]);
+}
+
+#[test]
 fn a_kernel_that_must_spill_without_a_workgroup_size_is_refused() {
     let options = Options { level: Level::O0, max_registers: 6 };
     let (out, d) = wave_kernel::compile(&pressure(false), Language::Python, "many.py", options);
