@@ -309,7 +309,7 @@ pub fn simplify_cfg(f: &mut Func) -> bool {
 mod tests {
     use super::*;
 
-    fn lowered(src: &str) -> Func {
+    pub(super) fn lowered(src: &str) -> Func {
         let (kernels, d) = crate::hir(src, crate::Language::Python);
         assert!(d.is_empty(), "{d:?}");
         crate::mir::lower(&kernels[0])
@@ -731,13 +731,8 @@ pub fn strength_reduce(f: &mut Func) -> bool {
 
 #[cfg(test)]
 mod o2_tests {
+    use super::tests::lowered;
     use super::*;
-
-    fn lowered(src: &str) -> Func {
-        let (kernels, d) = crate::hir(src, crate::Language::Python);
-        assert!(d.is_empty(), "{d:?}");
-        crate::mir::lower(&kernels[0])
-    }
 
     #[test]
     fn folding_follows_the_machine() {
