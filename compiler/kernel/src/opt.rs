@@ -928,6 +928,22 @@ struct Affine {
     coef: i64,
 }
 
+/// The preheader and the latch of a loop with exactly one of each: one block outside that
+/// jumps to the header, and one block inside (not the header) that jumps back to it.
+fn simple_loop(
+    f: &Func,
+    preds: &[Vec<BlockId>],
+    header: BlockId,
+    body: &[BlockId],
+) -> Option<(BlockId, BlockId)> {
+    let from = &preds[header.0 as usize];
+    let outside: Vec<BlockId> = from.iter().copied().filter(|p| !body.contains(p)).collect();
+    let latches: Vec<BlockId> = from.iter().copied().filter(|p| body.contains(p)).collect();
+    let ([pre], [latch]) = (outside.as_slice(), latches.as_slice()) else { return None };
+    let jumps = |b: &BlockId| f.blocks[b.0 as usize].term == Term::Jump(header);
+    (*latch != header && jumps(pre) && jumps(latch)).then_some((*pre, *latch))
+}
+
 /// Addresses that are affine functions of a loop's basic induction variable (`i = phi(init,
 /// i + c)`) become their own induction variables: `p = phi(start, p + coef * c)`, with
 /// `start` computed once before the loop. `a[i * n + j]` in a `for j` loop then costs one
@@ -942,17 +958,7 @@ pub fn iv_reduce(f: &mut Func) -> bool {
 
 fn reduce_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bool {
     let preds = f.predecessors();
-    let outside: Vec<BlockId> =
-        preds[header.0 as usize].iter().copied().filter(|p| !body.contains(p)).collect();
-    let latches: Vec<BlockId> =
-        preds[header.0 as usize].iter().copied().filter(|p| body.contains(p)).collect();
-    let ([pre], [latch]) = (outside.as_slice(), latches.as_slice()) else { return false };
-    let (pre, latch) = (*pre, *latch);
-    if f.blocks[pre.0 as usize].term != Term::Jump(header)
-        || f.blocks[latch.0 as usize].term != Term::Jump(header)
-    {
-        return false;
-    }
+    let Some((pre, latch)) = simple_loop(f, &preds, header, body) else { return false };
     let mut defs: HashMap<Value, (BlockId, usize)> = HashMap::new();
     let mut inside: std::collections::HashSet<Value> = Default::default();
     for b in body {
@@ -1437,15 +1443,7 @@ pub fn unroll(f: &mut Func) -> bool {
 
 fn unroll_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bool {
     let preds = f.predecessors();
-    let outside: Vec<BlockId> =
-        preds[header.0 as usize].iter().copied().filter(|p| !body.contains(p)).collect();
-    let latches: Vec<BlockId> =
-        preds[header.0 as usize].iter().copied().filter(|p| body.contains(p)).collect();
-    let ([pre], [latch]) = (outside.as_slice(), latches.as_slice()) else { return false };
-    let (pre, latch) = (*pre, *latch);
-    if latch == header || f.blocks[latch.0 as usize].term != Term::Jump(header) {
-        return false;
-    }
+    let Some((pre, latch)) = simple_loop(f, &preds, header, body) else { return false };
     // The header's test is the only way out.
     let Term::Branch(cond, t, e) = f.blocks[header.0 as usize].term.clone() else { return false };
     let (inside, exit, exit_when) = match (body.contains(&t), body.contains(&e)) {
