@@ -11,6 +11,7 @@ use wave_diag::{Diagnostic, Span};
 use wave_wbin::{LineEntry, Module};
 
 use crate::front::python::codes;
+use crate::hir::VarId;
 use crate::lir::{self, Lir};
 use crate::opt::Level;
 use crate::regalloc::{self, Allocation};
@@ -132,6 +133,9 @@ pub fn compile_hir(
     Ok(Output { kernels: out, asm, module })
 }
 
+/// Bytes of Local Memory every WAVE target has (spec: LOCAL_MEMORY_SIZE).
+pub const LOCAL_MEMORY_SIZE: u32 = 16384;
+
 /// Optimises, lowers and allocates one kernel.
 pub fn compile_kernel(k: &hir::Kernel, options: Options) -> Result<Kernel, Box<Diagnostic>> {
     let mut f = mir::lower(k);
@@ -178,6 +182,56 @@ fn back_end(
     if let Some(d) = broken("lowering", &lir) {
         return Err(d);
     }
+    if lir.frame.is_some() && lir.workgroup_size.is_none() {
+        // Name the first array kept in memory, where one of its computed indices is.
+        let constant: std::collections::HashSet<mir::Value> = f
+            .blocks
+            .iter()
+            .flat_map(|b| &b.insts)
+            .filter(|i| matches!(i.op, mir::Op::Int(_)))
+            .filter_map(|i| i.dst)
+            .collect();
+        let kept = f.blocks.iter().flat_map(|b| &b.insts).find_map(|i| match &i.op {
+            mir::Op::Load(mir::Space::Private(v), x)
+            | mir::Op::Store(mir::Space::Private(v), x, _)
+                if !constant.contains(x) =>
+            {
+                Some((*v, i.span.clone()))
+            }
+            _ => None,
+        });
+        let first = f.private.iter().find(|a| {
+            f.blocks.iter().flat_map(|b| &b.insts).any(|i| {
+                matches!(&i.op, mir::Op::Load(mir::Space::Private(v), _) | mir::Op::Store(mir::Space::Private(v), _, _) if *v == a.var)
+            })
+        });
+        let named = |v: VarId| f.private.iter().find(|a| a.var == v).map_or("", |a| &a.name);
+        let (span, why) = match (kept, first) {
+            (Some((v, span)), _) => (
+                span,
+                format!(
+                    "the private array `{}` is indexed by a computed value here, so it stays in Local Memory",
+                    named(v)
+                ),
+            ),
+            (None, first) => (
+                first.map_or(k.span.clone(), |a| k.vars[a.var.0 as usize].span.clone()),
+                format!(
+                    "the private array `{}` stays in Local Memory at -O{} (mem2reg makes arrays indexed by constants values from -O2)",
+                    first.map_or("", |a| &a.name),
+                    options.level.digit()
+                ),
+            ),
+        };
+        return Err(Box::new(Diagnostic::error(
+            codes::LOCAL_MEMORY,
+            span,
+            format!(
+                "{why}, and `{}` gives no workgroup size to lay out a frame per thread: give one (`@wave.kernel(workgroup=64)`)",
+                k.name
+            ),
+        )));
+    }
     for (name, pass) in lir::passes() {
         pass(&mut lir);
         if let Some(d) = broken(name, &lir) {
@@ -192,6 +246,19 @@ fn back_end(
         };
         Box::new(Diagnostic::error(code, k.span.clone(), e))
     })?;
+    let bytes = regalloc::local_memory(&lir, allocation.spill_slots);
+    if bytes > LOCAL_MEMORY_SIZE {
+        return Err(Box::new(Diagnostic::error(
+            codes::LOCAL_MEMORY,
+            k.span.clone(),
+            format!(
+                "`{}` needs {bytes} bytes of Local Memory ({} for local arrays, {} per thread for private arrays and spilled values), more than the {LOCAL_MEMORY_SIZE} of LOCAL_MEMORY_SIZE",
+                k.name,
+                lir.local_memory,
+                lir.frame_bytes + allocation.spill_slots * 4
+            ),
+        )));
+    }
     Ok(Kernel { mir: f.clone(), lir, allocation })
 }
 

@@ -63,6 +63,10 @@ pub enum Ty {
     Buffer(Scalar),
     /// An array of `len` scalars in Local Memory, shared by the workgroup.
     Local(Scalar, u32),
+    /// An array of `len` scalars private to each thread (zero-filled when the thread
+    /// starts): registers where every index is a constant (mem2reg), else a per-thread
+    /// frame in Local Memory.
+    Private(Scalar, u32),
     /// No value (a statement call).
     Unit,
 }
@@ -73,6 +77,7 @@ impl fmt::Display for Ty {
             Ty::Scalar(s) => f.write_str(s.name()),
             Ty::Buffer(s) => write!(f, "{}[]", s.name()),
             Ty::Local(s, n) => write!(f, "local {}[{n}]", s.name()),
+            Ty::Private(s, n) => write!(f, "private {}[{n}]", s.name()),
             Ty::Unit => f.write_str("()"),
         }
     }

@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 
 use wave_diag::Span;
 
-use crate::hir::{AtomicOp, BinOp, Intrinsic, MathFn, Scalar, Special, Ty, UnOp, WaveOp};
+use crate::hir::{AtomicOp, BinOp, Intrinsic, MathFn, Scalar, Special, Ty, UnOp, VarId, WaveOp};
 use crate::mir::{BlockId, Func, Op, Space, Term, Value};
 
 /// Registers `0..PHYS` are physical (`r0`..); virtual registers are numbered from `PHYS`.
@@ -170,6 +170,12 @@ pub struct Lir {
     pub next_pred: Pred,
     /// Bytes of Local Memory for the local arrays.
     pub local_memory: u32,
+    /// Bytes of each thread's frame taken by private arrays kept in memory (a multiple of
+    /// 4); spill slots follow them.
+    pub frame_bytes: u32,
+    /// The register holding this thread's frame address, set on entry when private arrays
+    /// are kept in memory (spilling reuses it).
+    pub frame: Option<Reg>,
     /// A workgroup size given in the source.
     pub workgroup_size: Option<[u32; 3]>,
     /// The MIR value each virtual register holds, where it holds one (for names).
@@ -239,6 +245,11 @@ struct Lower<'f> {
     code: Vec<Vec<Inst>>,
     /// The span of each block's last instruction (for its terminator).
     end_span: Vec<Span>,
+    /// The byte offset in the thread's frame and the element size of each private array
+    /// still in memory.
+    frame_offset: HashMap<VarId, (u32, u32)>,
+    /// The address register of each (private array, computed index) in the current block.
+    private_cache: HashMap<(VarId, Value), Reg>,
     error: Option<Unsupported>,
 }
 
@@ -312,6 +323,48 @@ impl<'f> Lower<'f> {
 
     fn src(&mut self, v: Value) -> Arg {
         Arg::Use(self.reg(v))
+    }
+
+    /// The Local Memory address of element `index` of private array `var`: in this
+    /// thread's frame, at the array's offset.
+    fn private_address(
+        &mut self,
+        var: VarId,
+        index: Value,
+        out: &mut Vec<Inst>,
+        span: &Span,
+    ) -> Arg {
+        let (offset, size) = self.frame_offset.get(&var).copied().unwrap_or((0, 4));
+        let fp = match self.lir.frame {
+            Some(fp) => fp,
+            None => {
+                let fp = self.lir.reg();
+                self.lir.frame = Some(fp);
+                fp
+            }
+        };
+        if let Some(Op::Int(c)) = self.def[index.0 as usize] {
+            let at = i64::from(offset) + (*c as u32 as i64) * i64::from(size);
+            if let Ok(at) = i32::try_from(at) {
+                return Arg::Addr(fp, at);
+            }
+        }
+        // The same element again in this block: its address is in a register already.
+        if let Some(&t) = self.private_cache.get(&(var, index)) {
+            return Arg::Addr(t, offset as i32);
+        }
+        let i = self.src(index);
+        let (scaled, t) = (self.lir.reg(), self.lir.reg());
+        self.private_cache.insert((var, index), t);
+        let shift = Arg::Imm(size.trailing_zeros().to_string());
+        out.push(Inst::new(Kind::Op, "shift.shl", vec![Arg::Def(scaled), i, shift], span));
+        out.push(Inst::new(
+            Kind::Op,
+            "iadd",
+            vec![Arg::Def(t), Arg::Use(scaled), Arg::Use(fp)],
+            span,
+        ));
+        Arg::Addr(t, offset as i32)
     }
 
     /// The immediate text of a constant, if `v` is one.
@@ -640,9 +693,12 @@ impl<'f> Lower<'f> {
             Op::Load(space, addr) => {
                 let m = match space {
                     Space::Device => "device_load.u32",
-                    Space::Local => "local_load.u32",
+                    Space::Local | Space::Private(_) => "local_load.u32",
                 };
-                let a = self.address(*addr);
+                let a = match space {
+                    Space::Private(v) => self.private_address(*v, *addr, out, span),
+                    _ => self.address(*addr),
+                };
                 out.push(Inst::new(Kind::Op, m, vec![Arg::Def(d), a], span));
             }
             Op::Store(space, addr, x) => {
@@ -652,9 +708,12 @@ impl<'f> Lower<'f> {
                 }
                 let m = match space {
                     Space::Device => "device_store.u32",
-                    Space::Local => "local_store.u32",
+                    Space::Local | Space::Private(_) => "local_store.u32",
                 };
-                let a = self.address(*addr);
+                let a = match space {
+                    Space::Private(v) => self.private_address(*v, *addr, out, span),
+                    _ => self.address(*addr),
+                };
                 let x = self.src(*x);
                 out.push(Inst::new(Kind::Op, m, vec![a, x], span));
             }
@@ -1004,6 +1063,39 @@ pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
     lower_with(f, true)
 }
 
+/// The code that sets `fp` to this thread's frame in Local Memory:
+/// `base + linear_thread_id * stride`, with the local arrays below `base`. The linear id is
+/// `(tz * Y + ty) * X + tx` for the kernel's workgroup size (X, Y, Z): a wider dispatch
+/// puts a thread's frame past the kernel's Local Memory, where the access traps, and never
+/// on another thread's. The stride (the multiply's immediate) is patched when the spill
+/// slots are known. Returns the code and the next unused register.
+pub fn frame_pointer_code(lir: &Lir, fp: Reg, stride: u32, span: &Span) -> (Vec<Inst>, Reg) {
+    let base = lir.local_memory.next_multiple_of(4);
+    let [x, y, _] = lir.workgroup_size.unwrap_or([1, 1, 1]);
+    let (a, b) = (lir.next_reg, lir.next_reg + 1);
+    let op = |m: &str, args: Vec<Arg>| Inst::new(Kind::Op, m, args, span);
+    let imm = |v: u32| Arg::Imm(v.to_string());
+    let mut code = vec![op("mov_special", vec![Arg::Def(a), Arg::Special("sr_thread_id_z")])];
+    // (Multiplies by 1 left out.)
+    if y != 1 {
+        code.push(op("imul", vec![Arg::Def(a), Arg::Use(a), imm(y)]));
+    }
+    code.push(op("mov_special", vec![Arg::Def(b), Arg::Special("sr_thread_id_y")]));
+    code.push(op("iadd", vec![Arg::Def(a), Arg::Use(a), Arg::Use(b)]));
+    if x != 1 {
+        code.push(op("imul", vec![Arg::Def(a), Arg::Use(a), imm(x)]));
+    }
+    code.push(op("mov_special", vec![Arg::Def(b), Arg::Special("sr_thread_id_x")]));
+    code.push(op("iadd", vec![Arg::Def(a), Arg::Use(a), Arg::Use(b)]));
+    if base == 0 {
+        code.push(op("imul", vec![Arg::Def(fp), Arg::Use(a), imm(stride)]));
+    } else {
+        code.push(op("imul", vec![Arg::Def(a), Arg::Use(a), imm(stride)]));
+        code.push(op("iadd", vec![Arg::Def(fp), Arg::Use(a), imm(base)]));
+    }
+    (code, lir.next_reg + 2)
+}
+
 /// Lowers a kernel's MIR to LIR; `hold` lets comparisons tested in other blocks stay in a
 /// predicate (off when that would need more than the four predicates).
 pub fn lower_with(f: &Func, hold: bool) -> Result<Lir, Unsupported> {
@@ -1133,9 +1225,14 @@ pub fn lower_with(f: &Func, hold: bool) -> Result<Lir, Unsupported> {
             for v in inst.op.operands() {
                 all_uses[v.0 as usize] += 1;
             }
+            // (A private array's element index is not a byte address.)
             match &inst.op {
-                Op::Load(_, a) => address_uses[a.0 as usize] += 1,
-                Op::Store(_, a, x) if a != x => address_uses[a.0 as usize] += 1,
+                Op::Load(s, a) if !matches!(s, Space::Private(_)) => {
+                    address_uses[a.0 as usize] += 1
+                }
+                Op::Store(s, a, x) if a != x && !matches!(s, Space::Private(_)) => {
+                    address_uses[a.0 as usize] += 1
+                }
                 _ => {}
             }
         }
@@ -1202,6 +1299,8 @@ pub fn lower_with(f: &Func, hold: bool) -> Result<Lir, Unsupported> {
             next_reg: PHYS + n as u32,
             next_pred: 0,
             local_memory: f.local_memory,
+            frame_bytes: 0,
+            frame: None,
             workgroup_size: f.workgroup_size,
             origin: HashMap::new(),
         },
@@ -1216,8 +1315,24 @@ pub fn lower_with(f: &Func, hold: bool) -> Result<Lir, Unsupported> {
         phi_copy: HashMap::new(),
         code: Vec::new(),
         end_span: Vec::new(),
+        frame_offset: HashMap::new(),
+        private_cache: HashMap::new(),
         error: None,
     };
+    // The private arrays still in memory, one after another in the thread's frame.
+    let mut frame = 0u32;
+    for a in &f.private {
+        let used = f.blocks.iter().flat_map(|b| &b.insts).any(|i| {
+            matches!(&i.op, Op::Load(Space::Private(v), _) | Op::Store(Space::Private(v), _, _) if *v == a.var)
+        });
+        if used {
+            let size = if a.elem == Scalar::F64 { 8 } else { 4 };
+            frame = frame.next_multiple_of(size);
+            l.frame_offset.insert(a.var, (frame, size));
+            frame += a.len * size;
+        }
+    }
+    l.lir.frame_bytes = frame.next_multiple_of(4);
     for (i, (name, ty)) in f.params.iter().enumerate() {
         if param_type(*ty).is_none() {
             let span = f
@@ -1247,6 +1362,7 @@ pub fn lower_with(f: &Func, hold: bool) -> Result<Lir, Unsupported> {
     // Each block's code: phi copies in, instructions, copies out to each successor's phis.
     for (b, block) in f.blocks.iter().enumerate() {
         let mut out = Vec::new();
+        l.private_cache.clear();
         let first_span = block.insts.first().map(|i| i.span.clone()).unwrap_or(0..0);
         for phi in &block.phis {
             out.push(Inst::new(
@@ -1297,6 +1413,14 @@ pub fn lower_with(f: &Func, hold: bool) -> Result<Lir, Unsupported> {
                 || i.defs().any(|r| r < PHYS || const_read.get((r - PHYS) as usize) != Some(&false))
         })
         .collect();
+    // Private arrays kept in memory: the frame pointer is set on entry.
+    if let Some(fp) = lir.frame {
+        let span =
+            f.blocks[0].insts.iter().find(|i| i.span != (0..0)).map_or(0..0, |i| i.span.clone());
+        let (code, next) = frame_pointer_code(&lir, fp, lir.frame_bytes, &span);
+        lir.insts.splice(0..0, code);
+        lir.next_reg = lir.next_reg.max(next);
+    }
     Ok(lir)
 }
 
@@ -1483,7 +1607,8 @@ pub fn if_convert(insts: Vec<Inst>) -> Vec<Inst> {
                 let defs: Vec<Reg> = g.defs().collect();
                 // Read only inside this arm, after this write, before another write of it?
                 let local = defs.iter().all(|d| {
-                    reads.get(d).is_none_or(|at| at.iter().all(|&r| range.contains(&r) && r > k))
+                    // (An instruction that reads the register it writes reads it first.)
+                    reads.get(d).is_none_or(|at| at.iter().all(|&r| range.contains(&r) && r >= k))
                         && insts.iter().enumerate().all(|(x, y)| {
                             x == k || !y.defs().any(|e| e == *d) || range.contains(&x) || !inside(x)
                         })

@@ -28,12 +28,29 @@ pub struct Value(pub u32);
 pub struct BlockId(pub u32);
 
 /// An address space.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Space {
     /// Device memory.
     Device,
     /// The workgroup's Local Memory.
     Local,
+    /// A private array of the thread (the HIR variable): its accesses take the element
+    /// index, not a byte address. mem2reg turns the arrays indexed only by constants into
+    /// SSA values; LIR places the others in the thread's frame in Local Memory.
+    Private(VarId),
+}
+
+/// A private array: each thread's own, zero-filled on entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrivateArray {
+    /// The HIR variable.
+    pub var: VarId,
+    /// Its source name.
+    pub name: String,
+    /// The element type.
+    pub elem: Scalar,
+    /// The number of elements.
+    pub len: u32,
 }
 
 /// What an instruction computes.
@@ -174,6 +191,8 @@ pub struct Func {
     pub types: Vec<Ty>,
     /// Bytes of Local Memory (the local arrays, one after another).
     pub local_memory: u32,
+    /// The private arrays (those mem2reg promoted are gone from the code, not from here).
+    pub private: Vec<PrivateArray>,
     /// A workgroup size given in the source.
     pub workgroup_size: Option<[u32; 3]>,
 }
@@ -370,9 +389,17 @@ impl Builder {
         self.push(Op::Int(v), Ty::Scalar(Scalar::U32), span)
     }
 
-    /// The byte address of `base[index]` and its address space.
+    /// The byte address of `base[index]` and its address space (for a private array, the
+    /// element index).
     fn address(&mut self, base: &hir::Expr, index: &hir::Expr) -> (Space, Value) {
         let span = &index.span;
+        if let (hir::ExprKind::Var(v), Ty::Private(..)) = (&base.kind, base.ty) {
+            let mut i = self.expr(index);
+            if index.ty == Ty::Scalar(Scalar::I32) {
+                i = self.push(Op::Cast(i), Ty::Scalar(Scalar::U32), span);
+            }
+            return (Space::Private(*v), i);
+        }
         let (space, elem, start) = match (&base.kind, base.ty) {
             (hir::ExprKind::Var(v), Ty::Local(s, _)) => {
                 let at = self.local_base.get(v).copied().unwrap_or(0);
@@ -631,6 +658,27 @@ pub fn lower(kernel: &hir::Kernel) -> Func {
             local += n * size_of(s);
         }
     }
+    // Private arrays, each filled with zeros on entry (mem2reg makes those stores the
+    // arrays' first values; LIR places the others in the thread's frame).
+    let mut private = Vec::new();
+    for (i, v) in kernel.vars.iter().enumerate() {
+        if let Ty::Private(s, n) = v.ty {
+            private.push(PrivateArray {
+                var: VarId(i as u32),
+                name: v.name.clone(),
+                elem: s,
+                len: n,
+            });
+        }
+    }
+    for a in &private {
+        let span = &kernel.vars[a.var.0 as usize].span;
+        for e in 0..a.len {
+            let at = b.u32(i64::from(e), span);
+            let z = b.push(zero(Ty::Scalar(a.elem)), Ty::Scalar(a.elem), span);
+            b.effect(Op::Store(Space::Private(a.var), at, z), span);
+        }
+    }
     // Parameters are defined on entry.
     let mut params = Vec::new();
     for (i, v) in kernel.vars.iter().enumerate().filter(|(_, v)| v.param) {
@@ -658,6 +706,7 @@ pub fn lower(kernel: &hir::Kernel) -> Func {
             .collect(),
         types,
         local_memory: local,
+        private,
         workgroup_size: kernel.workgroup_size,
     };
     let raw: Vec<Vec<Raw>> = blocks.into_iter().map(|r| r.items).collect();
@@ -666,8 +715,116 @@ pub fn lower(kernel: &hir::Kernel) -> Func {
     func
 }
 
-/// Places phis at iterated dominance frontiers and renames variables along the dominator tree.
-fn ssa(func: &mut Func, vars: &[hir::Var], raw: Vec<Vec<Raw>>) {
+/// mem2reg: each private array whose every access has a constant index inside it becomes
+/// one SSA variable per element. Its stores are definitions and its loads uses, and phis are
+/// placed and values renamed as for the source's variables (the zero-filling stores on entry
+/// give every element a first value). Arrays indexed by a computed value stay in memory. The
+/// phis already in the function are kept. Returns whether an array was promoted.
+pub fn mem2reg(func: &mut Func) -> bool {
+    let constant: HashMap<Value, i64> = func
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| match (i.dst, &i.op) {
+            (Some(d), Op::Int(c)) => Some((d, *c)),
+            _ => None,
+        })
+        .collect();
+    let element = |arrays: &[PrivateArray], var: VarId, index: Value| -> Option<u32> {
+        let a = arrays.iter().find(|a| a.var == var)?;
+        let c = *constant.get(&index)?;
+        u32::try_from(c).ok().filter(|&c| c < a.len)
+    };
+    // Which arrays qualify, and the first synthetic variable of each one's elements.
+    let mut promotable: HashMap<VarId, bool> = HashMap::new();
+    for inst in func.blocks.iter().flat_map(|b| &b.insts) {
+        let (var, index) = match &inst.op {
+            Op::Load(Space::Private(v), i) | Op::Store(Space::Private(v), i, _) => (*v, *i),
+            // (Frontends refuse atomics on private arrays; were one here, it stays memory.)
+            Op::Atomic(_, Space::Private(v), _, _) => {
+                promotable.insert(*v, false);
+                continue;
+            }
+            _ => continue,
+        };
+        let ok = element(&func.private, var, index).is_some();
+        let e = promotable.entry(var).or_insert(true);
+        *e &= ok;
+    }
+    let mut first_var = func
+        .blocks
+        .iter()
+        .flat_map(|b| &b.phis)
+        .map(|p| p.var.0 + 1)
+        .chain(func.private.iter().map(|a| a.var.0 + 1))
+        .max()
+        .unwrap_or(0);
+    let mut vars: Vec<hir::Var> = (0..first_var)
+        .map(|_| hir::Var { name: String::new(), ty: Ty::Unit, span: 0..0, param: false })
+        .collect();
+    let mut base: HashMap<VarId, u32> = HashMap::new();
+    for a in &func.private {
+        if promotable.get(&a.var) != Some(&true) {
+            continue;
+        }
+        base.insert(a.var, first_var);
+        for e in 0..a.len {
+            vars.push(hir::Var {
+                name: format!("{}[{e}]", a.name),
+                ty: Ty::Scalar(a.elem),
+                span: 0..0,
+                param: false,
+            });
+        }
+        first_var += a.len;
+    }
+    if base.is_empty() {
+        return false;
+    }
+    remove_unreachable(func);
+    // The function as raw items: promoted loads are uses, promoted stores definitions.
+    let mut raw: Vec<Vec<Raw>> = Vec::with_capacity(func.blocks.len());
+    let mut kept_phis: Vec<Vec<Phi>> = Vec::with_capacity(func.blocks.len());
+    for block in &mut func.blocks {
+        kept_phis.push(std::mem::take(&mut block.phis));
+        let mut items = Vec::new();
+        for inst in std::mem::take(&mut block.insts) {
+            let promoted = match &inst.op {
+                Op::Load(Space::Private(v), i) | Op::Store(Space::Private(v), i, _) => {
+                    base.get(v).and_then(|b| Some(VarId(b + element(&func.private, *v, *i)?)))
+                }
+                _ => None,
+            };
+            match (promoted, &inst.op, inst.dst) {
+                (Some(var), Op::Load(..), Some(d)) => items.push(Raw::Use(d, var)),
+                (Some(var), Op::Store(_, _, x), _) => items.push(Raw::Def(var, *x)),
+                _ => items.push(Raw::Inst(inst)),
+            }
+        }
+        raw.push(items);
+    }
+    let subst = ssa(func, &vars, raw);
+    let find = |mut v: Value| {
+        while let Some(s) = subst.get(&v) {
+            v = *s;
+        }
+        v
+    };
+    for (block, mut kept) in func.blocks.iter_mut().zip(kept_phis) {
+        for phi in &mut kept {
+            for (_, v) in &mut phi.args {
+                *v = find(*v);
+            }
+        }
+        kept.append(&mut block.phis);
+        block.phis = kept;
+    }
+    true
+}
+
+/// Places phis at iterated dominance frontiers and renames variables along the dominator
+/// tree. Returns the values replaced by a variable's reaching definition.
+fn ssa(func: &mut Func, vars: &[hir::Var], raw: Vec<Vec<Raw>>) -> HashMap<Value, Value> {
     let n = func.blocks.len();
     let idom = func.dominators();
     let preds = func.predecessors();
@@ -692,7 +849,7 @@ fn ssa(func: &mut Func, vars: &[hir::Var], raw: Vec<Vec<Raw>>) {
     // Phis for each variable at the iterated frontier of its definitions.
     let mut phi_var: Vec<Vec<VarId>> = vec![Vec::new(); n];
     for (v, var) in vars.iter().enumerate() {
-        if matches!(var.ty, Ty::Local(..)) {
+        if matches!(var.ty, Ty::Local(..) | Ty::Private(..)) {
             continue;
         }
         let var_id = VarId(v as u32);
@@ -822,6 +979,7 @@ fn ssa(func: &mut Func, vars: &[hir::Var], raw: Vec<Vec<Raw>>) {
             }
         }
     }
+    subst
 }
 
 /// The zero of a type.
@@ -919,10 +1077,10 @@ pub fn print(funcs: &[Func]) -> String {
                     }
                     Op::Cast(a) => format!("cast {}", v(a)),
                     Op::Select(c, a, b) => format!("select {}, {}, {}", v(c), v(a), v(b)),
-                    Op::Load(s, a) => format!("load.{} {}", space(*s), v(a)),
-                    Op::Store(s, a, x) => format!("store.{} {}, {}", space(*s), v(a), v(x)),
+                    Op::Load(s, a) => format!("load.{} {}", space(f, *s), v(a)),
+                    Op::Store(s, a, x) => format!("store.{} {}, {}", space(f, *s), v(a), v(x)),
                     Op::Atomic(op, s, a, x) => {
-                        format!("atomic_{:?}.{} {}, {}", op, space(*s), v(a), v(x))
+                        format!("atomic_{:?}.{} {}, {}", op, space(f, *s), v(a), v(x))
                             .to_ascii_lowercase()
                     }
                     Op::Call(i, args) => {
@@ -949,10 +1107,14 @@ pub fn print(funcs: &[Func]) -> String {
     out
 }
 
-fn space(s: Space) -> &'static str {
+fn space(f: &Func, s: Space) -> String {
     match s {
-        Space::Device => "device",
-        Space::Local => "local",
+        Space::Device => "device".into(),
+        Space::Local => "local".into(),
+        Space::Private(v) => match f.private.iter().find(|a| a.var == v) {
+            Some(a) => format!("private {}", a.name),
+            None => format!("private v{}", v.0),
+        },
     }
 }
 

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use crate::mir::{BlockId, Func, Op, Term, Value, verify};
+use crate::mir::{BlockId, Func, Op, Space, Term, Value, verify};
 
 /// An optimisation level, `-O0` to `-O3`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -27,6 +27,16 @@ pub enum Level {
 }
 
 impl Level {
+    /// Its digit: `0`..`3`.
+    pub fn digit(self) -> u8 {
+        match self {
+            Level::O0 => 0,
+            Level::O1 => 1,
+            Level::O2 => 2,
+            Level::O3 => 3,
+        }
+    }
+
     /// `0`..`3`.
     pub fn from_digit(d: &str) -> Option<Level> {
         match d {
@@ -59,6 +69,8 @@ pub fn passes(level: Level) -> Vec<Pass> {
         }
         Level::O2 => vec![
             ("sccp", sccp),
+            // Private arrays indexed by constants (folded by SCCP) become values.
+            ("mem2reg", crate::mir::mem2reg),
             ("strength-reduce", strength_reduce),
             ("identities", identities),
             ("reassociate", reassociate),
@@ -83,6 +95,8 @@ pub fn passes(level: Level) -> Vec<Pass> {
 fn passes_after_unrolling() -> Vec<Pass> {
     vec![
         ("sccp", sccp),
+        // Unrolled loops index private arrays with constants.
+        ("mem2reg", crate::mir::mem2reg),
         ("identities", identities),
         ("reassociate", reassociate),
         ("cse", cse),
@@ -1052,6 +1066,7 @@ fn reduce_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bool {
         for b in body {
             for inst in &f.blocks[b.0 as usize].insts {
                 let addr = match &inst.op {
+                    Op::Load(s, _) | Op::Store(s, _, _) if matches!(s, Space::Private(_)) => None,
                     Op::Load(_, a) | Op::Store(_, a, _) | Op::Atomic(_, _, a, _) => Some(*a),
                     _ => None,
                 };

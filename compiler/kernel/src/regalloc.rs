@@ -444,8 +444,19 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
         return Err(format!("{nparams} parameters need more than {k} registers"));
     }
     let mut spill_slots = 0u32;
-    let mut spill_pointer: Option<Reg> = None;
+    // Private arrays in memory give a frame pointer, which spilling reuses.
+    let mut spill_pointer: Option<Reg> = lir.frame;
     let mut unspillable: Vec<bool> = Vec::new();
+    if let Some(fp) = lir.frame {
+        // The frame pointer and the temporaries that compute it stay in registers.
+        let at = lir.insts.iter().position(|i| i.defs().any(|d| d == fp)).unwrap_or(0);
+        unspillable.resize(lir.next_reg as usize, false);
+        for inst in lir.insts.iter().take(at + 1) {
+            for d in inst.defs() {
+                unspillable[d as usize] = true;
+            }
+        }
+    }
     for round in 0..32 {
         let succ = lir::successors(&lir.insts)?;
         let n = lir.next_reg as usize;
@@ -527,7 +538,7 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
                 Allocation { reg, pred, registers: registers as u16, predicates, spill_slots };
             // The pointer's stride is known now: all the slots of a thread.
             if let Some(sp) = spill_pointer {
-                set_spill_stride(lir, sp, spill_slots * 4);
+                set_spill_stride(lir, sp, lir.frame_bytes + spill_slots * 4);
             }
             check(lir, &alloc)?;
             return Ok(alloc);
@@ -563,7 +574,7 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
             // Thread-major: each thread's slots are together, so a workgroup larger than
             // the size given reaches past the Local Memory declared (a trap), never into
             // another thread's slots. The pointer already holds base + thread * stride.
-            let offset = slot * 4;
+            let offset = lir.frame_bytes + slot * 4;
             let offset = i32::try_from(offset).map_err(|_| "spill area too large".to_string())?;
             let old = std::mem::take(&mut lir.insts);
             for mut inst in old {
@@ -617,52 +628,34 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
 
 /// Bytes of Local Memory a kernel needs with `slots` spill slots.
 pub fn local_memory(lir: &Lir, slots: u32) -> u32 {
-    if slots == 0 {
+    let frame = lir.frame_bytes + slots * 4;
+    if frame == 0 {
         return lir.local_memory;
     }
     let threads = lir.workgroup_size.map_or(0, |[x, y, z]| x * y * z);
-    lir.local_memory.next_multiple_of(4) + slots * threads * 4
+    lir.local_memory.next_multiple_of(4) + frame * threads
 }
 
 /// Sets the spill pointer's stride (`sp = base + thread * stride`): the multiply before the
 /// instruction that defines `sp` gets its immediate. It changes no register.
 fn set_spill_stride(lir: &mut Lir, sp: Reg, stride: u32) {
-    if let Some(at) = lir.insts.iter().position(|i| i.defs().any(|d| d == sp))
-        && at > 0
-        && lir.insts[at - 1].mnemonic == "imul"
+    let Some(at) = lir.insts.iter().position(|i| i.defs().any(|d| d == sp)) else { return };
+    // `imul sp, a, stride` (the frame at address 0), or `imul a, a, stride; iadd sp, a, base`.
+    let at = if lir.insts[at].mnemonic == "imul" { Some(at) } else { at.checked_sub(1) };
+    if let Some(at) = at
+        && lir.insts[at].mnemonic == "imul"
     {
-        lir.insts[at - 1].args[2] = Arg::Imm(stride.to_string());
+        lir.insts[at].args[2] = Arg::Imm(stride.to_string());
     }
 }
 
-/// `sp = base + linear_thread_id * stride`, at the entry, with two temporaries (the stride,
-/// every slot of one thread, is set when allocation is done).
+/// `sp = base + linear_thread_id * stride`, at the entry (the stride, every slot of one
+/// thread, is set when allocation is done).
 fn insert_spill_pointer(lir: &mut Lir) -> Reg {
-    let base = lir.local_memory.next_multiple_of(4);
-    let [x, y, _] = lir.workgroup_size.unwrap_or([1, 1, 1]);
     let span = lir.insts.first().map(|i| i.span.clone()).unwrap_or(0..0);
-    let (a, b, sp) = (lir.reg(), lir.reg(), lir.reg());
-    let op = |m: &str, args: Vec<Arg>| Inst {
-        kind: Kind::Op,
-        mnemonic: m.into(),
-        guard: None,
-        guard_kills: false,
-        args,
-        span: span.clone(),
-    };
-    let imm = |v: u32| Arg::Imm(v.to_string());
-    // ((tz * Y + ty) * X + tx) * stride + base
-    let code = vec![
-        op("mov_special", vec![Arg::Def(a), Arg::Special("sr_thread_id_z")]),
-        op("imul", vec![Arg::Def(a), Arg::Use(a), imm(y)]),
-        op("mov_special", vec![Arg::Def(b), Arg::Special("sr_thread_id_y")]),
-        op("iadd", vec![Arg::Def(a), Arg::Use(a), Arg::Use(b)]),
-        op("imul", vec![Arg::Def(a), Arg::Use(a), imm(x)]),
-        op("mov_special", vec![Arg::Def(b), Arg::Special("sr_thread_id_x")]),
-        op("iadd", vec![Arg::Def(a), Arg::Use(a), Arg::Use(b)]),
-        op("imul", vec![Arg::Def(a), Arg::Use(a), imm(4)]),
-        op("iadd", vec![Arg::Def(sp), Arg::Use(a), imm(base)]),
-    ];
+    let sp = lir.reg();
+    let (code, next) = lir::frame_pointer_code(lir, sp, 0, &span);
+    lir.next_reg = next;
     lir.insts.splice(0..0, code);
     sp
 }

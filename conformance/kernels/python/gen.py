@@ -345,7 +345,55 @@ def divergent_loop(rng):
     )
 
 
-CASES = [vector_add, saxpy, reduction, histogram, prefix_sum, sgemm, transpose, divergent_loop]
+def private_arrays(rng):
+    n, wg, grid = 150, 64, 3
+    threads = wg * grid
+    data = rng.integers(0, 2048, n * 16).astype(np.uint32)
+    vals = f32s(rng.integers(-64, 64, n * 4) / 4.0)
+    out = np.full(threads * 8, U32_SENTINEL, dtype=np.uint32)
+    sums = [F32_SENTINEL] * threads
+    for i in range(n):
+        bins = [0] * 8
+        for j in range(16):
+            v = int(data[i * 16 + j])
+            bins[v & 7] += 1
+            if v > 1000:
+                bins[0] += v >> 10
+        w = [float(x) for x in vals[i * 4:i * 4 + 4]]
+        if i & 1 == 0:
+            w[0] = w[3]
+        else:
+            w[3] = w[0] + w[1] * 0.5
+        w[2] += w[1]
+        out[i * 8:i * 8 + 8] = bins
+        # Quarters: every sum below is exact in binary32, in any order.
+        sums[i] = w[0] + w[1] + w[2] + w[3] + float(bins[int(data[i * 16]) % 8])
+    return toml_case(
+        name=f"Python private arrays: each of {n} threads keeps an 8-bin histogram indexed by its "
+        f"data (in its frame of Local Memory) and a window of 4 values indexed by constants "
+        f"(registers after mem2reg), written on both sides of a branch; the threads past n "
+        f"return",
+        spec=["5.1", "6.9"],
+        file="private_arrays.py",
+        kernel="private_arrays",
+        grid=(grid, 1, 1),
+        workgroup=(wg, 1, 1),
+        args=[("data", 0), ("vals", 16384), ("out", 20480), ("sums", 28672), ("n", n)],
+        memory=[
+            (0, "u32", data, "data: 16 values per thread"),
+            (16384, "f32", vals, "vals: 4 quarters per thread"),
+            (20480, "u32", [U32_SENTINEL] * (threads * 8), "out: 8 bins per thread"),
+            (28672, "f32", [F32_SENTINEL] * threads, "sums"),
+        ],
+        expect=[
+            (20480, "u32", out, "each thread's bins; the sentinel past n"),
+            (28672, "f32", sums, "the window's sum plus one bin picked by the data"),
+        ],
+    )
+
+
+CASES = [vector_add, saxpy, reduction, histogram, prefix_sum, sgemm, transpose, divergent_loop,
+         private_arrays]
 
 
 def main():

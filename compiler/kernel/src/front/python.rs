@@ -17,6 +17,10 @@ use crate::hir::{
     Ty, UnOp, Var, VarId, WaveOp,
 };
 
+/// The most elements of a private array: each thread has its own, in registers or in a
+/// per-thread frame of Local Memory (16 KiB for the whole workgroup).
+const MAX_PRIVATE: u32 = 64;
+
 /// Diagnostic codes of the kernel frontends (documented in `docs/diagnostics.md`).
 pub mod codes {
     /// A construct kernels cannot use (or not yet).
@@ -42,6 +46,9 @@ pub mod codes {
     pub const REGISTERS: &str = "E0409";
     /// An internal compiler error (a bug: please report it with the kernel).
     pub const INTERNAL: &str = "E0410";
+    /// Local Memory that cannot be laid out: a private array kept in memory without a
+    /// workgroup size, or more than LOCAL_MEMORY_SIZE in all.
+    pub const LOCAL_MEMORY: &str = "E0411";
 }
 
 /// Parses `text` and builds the HIR of each kernel, with every diagnostic.
@@ -86,8 +93,10 @@ pub fn lower(text: &str) -> (Vec<Kernel>, Vec<Diagnostic>) {
         }
         let mut c = item.walk();
         let is_kernel = item.named_children(&mut c).filter(|d| d.kind() == "decorator").any(|d| {
-            let t = text[d.byte_range()].trim_start_matches('@').trim();
-            let t = t.split('(').next().unwrap_or("");
+            // (A comment after the decorator is inside its node.)
+            let t = text[d.byte_range()].split('#').next().unwrap_or("");
+            let t = t.trim().trim_start_matches('@').trim();
+            let t = t.split('(').next().unwrap_or("").trim();
             t == "wave.kernel" || t == "kernel"
         });
         let (Some(def), true) = (item.child_by_field_name("definition"), is_kernel) else {
@@ -195,7 +204,17 @@ fn assembly_name(name: &str) -> bool {
 
 /// `@wave.kernel(workgroup=(64, 1, 1))` or `@wave.kernel(workgroup=64)`.
 fn workgroup_size(text: &str, item: Node<'_>) -> Option<[u32; 3]> {
-    let deco = &text[item.byte_range()];
+    // The decorators' text only (not the body), without comments.
+    let mut c = item.walk();
+    let deco: String = item
+        .named_children(&mut c)
+        .filter(|d| d.kind() == "decorator")
+        .map(|d| {
+            let t = &text[d.byte_range()];
+            t.lines().map(|l| l.split('#').next().unwrap_or("")).collect::<Vec<_>>().join("\n")
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
     let at = deco.find("workgroup=")? + "workgroup=".len();
     let rest = &deco[at..];
     let nums: Vec<u32> = rest
@@ -613,7 +632,7 @@ impl<'t> Builder<'t, '_> {
         let text = self.src(name).to_owned();
         if let Some(&id) = self.names.get(&text) {
             let var = &self.vars[id.0 as usize];
-            if matches!(var.ty, Ty::Buffer(_) | Ty::Local(..)) {
+            if matches!(var.ty, Ty::Buffer(_) | Ty::Local(..) | Ty::Private(..)) {
                 return Err(self.error(
                     codes::BAD_ASSIGNMENT,
                     name.byte_range(),
@@ -658,25 +677,28 @@ impl<'t> Builder<'t, '_> {
             Some(t) => Some(self.annotation(t)?),
             None => None,
         };
-        // `tile = wave.local_array(f32, 256)` declares Local Memory shared by the workgroup.
-        if right.kind() == "call"
-            && right
-                .child_by_field_name("function")
-                .is_some_and(|f| matches!(self.src(f), "wave.local_array" | "local_array"))
-        {
-            let ty = self.local_array(right)?;
+        // `tile = wave.local_array(f32, 256)` declares Local Memory shared by the workgroup;
+        // `acc = wave.private_array(f32, 4)` an array of each thread's own.
+        let array = match right.child_by_field_name("function").map(|f| self.src(f)) {
+            _ if right.kind() != "call" => None,
+            Some("wave.local_array" | "local_array") => Some("local"),
+            Some("wave.private_array" | "private_array") => Some("private"),
+            _ => None,
+        };
+        if let Some(kind) = array {
+            let ty = self.array(right, kind)?;
             if left.kind() != "identifier" {
                 return Err(self.error(
                     codes::UNSUPPORTED,
                     left.byte_range(),
-                    "a local array is assigned to a name",
+                    format!("a {kind} array is assigned to a name"),
                 ));
             }
             if self.loops > 0 || self.names.contains_key(self.src(left)) {
                 return Err(self.error(
                     codes::UNSUPPORTED,
                     span,
-                    "a local array is declared once, outside loops",
+                    format!("a {kind} array is declared once, outside loops"),
                 ));
             }
             self.declare(left, ty)?;
@@ -729,11 +751,19 @@ impl<'t> Builder<'t, '_> {
         self.expr(n, want)
     }
 
-    /// `wave.local_array(f32, 256)`: the element type and a constant length.
-    fn local_array(&mut self, call: Node<'_>) -> R<Ty> {
+    /// `wave.local_array(f32, 256)` or `wave.private_array(f32, 4)` (`kind` is `local` or
+    /// `private`): the element type and a constant length.
+    fn array(&mut self, call: Node<'_>, kind: &str) -> R<Ty> {
         let args = self.args(call)?;
         let [ty, len] = args.as_slice() else {
-            return Err(self.error(codes::BAD_CALL, call.byte_range(), "`local_array` takes an element type and a constant length: `local_array(f32, 256)`"));
+            let example = if kind == "local" { "256" } else { "4" };
+            return Err(self.error(
+                codes::BAD_CALL,
+                call.byte_range(),
+                format!(
+                    "`{kind}_array` takes an element type and a constant length: `{kind}_array(f32, {example})`"
+                ),
+            ));
         };
         let name = self.src(*ty).trim_start_matches("wave.");
         let elem = match Scalar::from_name(name) {
@@ -750,11 +780,19 @@ impl<'t> Builder<'t, '_> {
             }
         };
         match self.src(*len).replace('_', "").parse::<u32>() {
-            Ok(n) if n > 0 => Ok(Ty::Local(elem, n)),
+            Ok(n) if n > 0 && kind == "local" => Ok(Ty::Local(elem, n)),
+            Ok(n) if n > 0 && n <= MAX_PRIVATE => Ok(Ty::Private(elem, n)),
+            Ok(n) if n > 0 => Err(self.error(
+                codes::UNSUPPORTED,
+                len.byte_range(),
+                format!(
+                    "a private array holds at most {MAX_PRIVATE} elements (each thread has its own: a larger one belongs in a `local_array`)"
+                ),
+            )),
             _ => Err(self.error(
                 codes::UNSUPPORTED,
                 len.byte_range(),
-                "the length of a local array is a positive integer constant",
+                format!("the length of a {kind} array is a positive integer constant"),
             )),
         }
     }
@@ -786,7 +824,7 @@ impl<'t> Builder<'t, '_> {
         let index = n.child_by_field_name("subscript").ok_or(Reported)?;
         let buffer = self.expr(base, None)?;
         let elem = match buffer.ty {
-            Ty::Buffer(s) | Ty::Local(s, _) => s,
+            Ty::Buffer(s) | Ty::Local(s, _) | Ty::Private(s, _) => s,
             other => {
                 return Err(self.error(
                     codes::TYPE_MISMATCH,
@@ -1121,8 +1159,8 @@ impl<'t> Builder<'t, '_> {
         let mut bound = Vec::new();
         for ((pname, ty), a) in params.iter().zip(&args) {
             let e = self.expr(*a, scalar(*ty))?;
-            let fits =
-                e.ty == *ty || matches!((e.ty, ty), (Ty::Local(s, _), Ty::Buffer(t)) if s == *t);
+            let fits = e.ty == *ty
+                || matches!((e.ty, ty), (Ty::Local(s, _) | Ty::Private(s, _), Ty::Buffer(t)) if s == *t);
             if !fits {
                 return Err(self.error(
                     codes::TYPE_MISMATCH,
@@ -1169,7 +1207,7 @@ impl<'t> Builder<'t, '_> {
     ) -> R<Option<Expr>> {
         for (pname, e) in bound {
             match (&e.kind, e.ty) {
-                (ExprKind::Var(v), Ty::Buffer(_) | Ty::Local(..)) => {
+                (ExprKind::Var(v), Ty::Buffer(_) | Ty::Local(..) | Ty::Private(..)) => {
                     self.names.insert(pname, *v);
                 }
                 _ => {
@@ -1298,11 +1336,16 @@ impl<'t> Builder<'t, '_> {
             }
             return Ok(Expr { kind: ExprKind::Cast(Box::new(a)), ty: Ty::Scalar(to), span });
         }
-        if name == "local_array" {
+        if name == "local_array" || name == "private_array" {
+            let example = if name == "local_array" {
+                "tile = wave.local_array(f32, 256)"
+            } else {
+                "acc = wave.private_array(f32, 4)"
+            };
             return Err(self.error(
                 codes::UNSUPPORTED,
                 span,
-                "`local_array` declares a variable: `tile = wave.local_array(f32, 256)`",
+                format!("`{name}` declares a variable: `{example}`"),
             ));
         }
         // Atomics: `atomic_add(buffer, index, value)`.
@@ -1328,6 +1371,13 @@ impl<'t> Builder<'t, '_> {
             let buffer = self.expr(args[0], None)?;
             let elem = match buffer.ty {
                 Ty::Buffer(s) | Ty::Local(s, _) => s,
+                Ty::Private(..) => {
+                    return Err(self.error(
+                        codes::TYPE_MISMATCH,
+                        args[0].byte_range(),
+                        "an atomic works on a buffer or a local array: a private array is the thread's own, so `a[i] += v` does the same",
+                    ));
+                }
                 other => {
                     return Err(self.error(
                         codes::TYPE_MISMATCH,
@@ -1509,6 +1559,7 @@ mod tests {
             codes::CODEGEN,
             codes::REGISTERS,
             codes::INTERNAL,
+            codes::LOCAL_MEMORY,
         ] {
             assert!(docs.contains(&format!("## {code}: ")), "{code} is not documented");
         }
@@ -1522,6 +1573,22 @@ mod tests {
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].code, codes::BAD_CALL);
         assert!(d[0].message.contains("at least 1"), "{}", d[0].message);
+    }
+
+    #[test]
+    fn the_decorator_alone_gives_the_kernel_and_its_workgroup_size() {
+        // A comment after the decorator, and `workgroup=` in the body, change nothing.
+        let (k, d) = super::lower(
+            "import wave\n@wave.kernel  # workgroup=8\ndef k(out: u32[:]):\n    # workgroup=(4, 4)\n    out[0] = 1\n",
+        );
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(k.len(), 1);
+        assert_eq!(k[0].workgroup_size, None);
+        let (k, d) = super::lower(
+            "import wave\n@wave.kernel(workgroup=(16, 2))  # 32 threads\ndef k(out: u32[:]):\n    out[0] = 1\n",
+        );
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(k[0].workgroup_size, Some([16, 2, 1]));
     }
 
     #[test]
