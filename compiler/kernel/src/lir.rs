@@ -1523,6 +1523,60 @@ fn guardable(i: &Inst) -> bool {
         && !i.mnemonic.starts_with("fence")
 }
 
+/// Whether predicate `p`, as last set in `before`, holds in at most one thread of the
+/// workgroup: `thread_id.x|y|z == u` for a value `u` the same in every thread (an immediate,
+/// a parameter, a uniform special register, or arithmetic of those).
+fn one_thread_test(before: &[Inst], p: Pred) -> bool {
+    let Some(at) = before.iter().rposition(|x| x.pred_defs().any(|q| q == p)) else {
+        return false;
+    };
+    let cmp = &before[at];
+    if cmp.guard.is_some() || !(cmp.mnemonic == "icmp.eq" || cmp.mnemonic == "ucmp.eq") {
+        return false;
+    }
+    // The instruction that last wrote `r` before `at`, when it is not inside a branch.
+    let def = |r: Reg, at: usize| -> Option<(usize, &Inst)> {
+        let k = before[..at].iter().rposition(|x| x.defs().any(|d| d == r))?;
+        (before[k].guard.is_none()).then_some((k, &before[k]))
+    };
+    fn uniform(before: &[Inst], r: Reg, at: usize, depth: u32) -> bool {
+        if r < PHYS {
+            return true; // a parameter (registers r0.. hold them until written)
+        }
+        let Some(k) = before[..at].iter().rposition(|x| x.defs().any(|d| d == r)) else {
+            return false;
+        };
+        let x = &before[k];
+        if x.guard.is_some() || depth == 0 {
+            return false;
+        }
+        match x.mnemonic.as_str() {
+            "mov_imm" => true,
+            "mov_special" => x.args.iter().any(|a| {
+                matches!(a, Arg::Special(s) if ["sr_workgroup_", "sr_grid_size", "sr_wave_width"].iter().any(|u| s.starts_with(u)))
+            }),
+            m if m.starts_with("wave_") || m.contains("load") || m.starts_with("atomic") => false,
+            _ => x.uses().all(|u| uniform(before, u, k, depth - 1)),
+        }
+    }
+    let thread = |a: &Arg| match a {
+        Arg::Use(r) => def(*r, at).is_some_and(|(_, x)| {
+            x.mnemonic == "mov_special"
+                && x.args
+                    .iter()
+                    .any(|a| matches!(a, Arg::Special(s) if s.starts_with("sr_thread_id")))
+        }),
+        _ => false,
+    };
+    let same_everywhere = |a: &Arg| match a {
+        Arg::Imm(_) => true,
+        Arg::Use(r) => uniform(before, *r, at, 4),
+        _ => false,
+    };
+    let (Some(x), Some(y)) = (cmp.args.get(1), cmp.args.get(2)) else { return false };
+    (thread(x) && same_everywhere(y)) || (thread(y) && same_everywhere(x))
+}
+
 /// If-conversion: a short `if p / A / [else / B /] endif` whose arms hold only plain
 /// instructions becomes `@p A` and `@!p B`. A wave then runs |A| + |B| instructions instead
 /// of |A| + |B| + 3 control instructions (or |A| + 2 without `else`), and nothing diverges.
@@ -1584,7 +1638,11 @@ pub fn if_convert(insts: Vec<Inst>) -> Vec<Inst> {
                 .count();
             let no_else = other.is_empty() && end == j;
             let control = if no_else { 2 } else { 3 };
+            // `if thread_id == c`: one thread of the workgroup runs the arm, so every other
+            // wave skips it whole when it branches.
+            let rare = no_else && !*n && one_thread_test(&insts[..i], *p);
             let worth = kept_copies < control
+                && !(rare && a > control)
                 && if no_else {
                     // In a loop the test often fails for most lanes (a tree reduction's
                     // shrinking half): branching then skips the arm.

@@ -1051,6 +1051,30 @@ mod licm_tests {
         assert!(header.0 > 0);
     }
     #[test]
+    fn a_loop_up_to_an_invariant_bound_tests_its_pointer() {
+        // `k < w` with w unknown: the loop reads Local Memory at 4 k on every iteration, so
+        // the pointer's test `p != 4 w` replaces the counter. With a device buffer the same
+        // needs a bound on w (here `& 255`); without one the counter stays.
+        let src = |index: &str, bound: &str| {
+            format!(
+                "import wave\n@wave.kernel\ndef k(out: u32[:], d: u32[:], w: u32):\n    t = wave.local_array(u32, 64)\n    s: u32 = 0\n    for k in range({bound}):\n        s += {index}[k]\n    out[0] = s\n"
+            )
+        };
+        for (index, bound, counter_goes) in
+            [("t", "w", true), ("d", "w & 255", true), ("d", "w", false)]
+        {
+            let mut f = super::tests::lowered(&src(index, bound));
+            optimize(&mut f, Level::O2).expect("verified");
+            let text = crate::mir::print(std::slice::from_ref(&f));
+            let compares_with_lt = text.contains(" = lt ");
+            assert_eq!(!compares_with_lt, counter_goes, "{index}[k] for k < {bound}:\n{text}");
+            if counter_goes {
+                assert!(text.contains(" = ne "), "{text}");
+            }
+        }
+    }
+
+    #[test]
     fn computations_made_on_both_sides_are_made_once_before_and_divisions_stay() {
         let src = "import wave\n@wave.kernel\ndef k(a: u32[:], b: u32[:], n: u32):\n    t = wave.thread_id()\n    if t < n:\n        a[t] = t * 5 + 1\n    if t < 16:\n        b[t] = (t * 5 + 1) // n\n    else:\n        b[t] = (t * 5 + 1) // n\n";
         let mut f = super::tests::lowered(src);
@@ -1340,6 +1364,43 @@ fn trip_count(
     }
 }
 
+/// The bound of a loop that tests `iv < bound` (u32) at its header, counting up from 0 by 1,
+/// where `bound` is defined before the loop: the loop leaves exactly when iv equals it.
+fn invariant_bound(
+    f: &Func,
+    header: BlockId,
+    pre: BlockId,
+    latch: BlockId,
+    iv: Value,
+    cond: Value,
+) -> Option<Value> {
+    let def = |v: Value| {
+        f.blocks.iter().enumerate().find_map(|(b, blk)| {
+            blk.insts.iter().find(|i| i.dst == Some(v)).map(|i| (BlockId(b as u32), i.op.clone()))
+        })
+    };
+    let Term::Branch(c, body, _) = f.blocks[header.0 as usize].term else { return None };
+    if c != cond || !f.dominates_block(header, body) || body == header {
+        return None;
+    }
+    let (_, Op::Binary(BinOp::Lt, x, bound)) = def(cond)? else { return None };
+    if x != iv || scalar_of(f, iv) != Some(Scalar::U32) {
+        return None;
+    }
+    let phi = f.blocks[header.0 as usize].phis.iter().find(|p| p.dst == iv)?;
+    let start = phi.args.iter().find(|(b, _)| *b == pre)?.1;
+    let next = phi.args.iter().find(|(b, _)| *b == latch)?.1;
+    let (_, Op::Int(0)) = def(start)? else { return None };
+    let (_, Op::Binary(BinOp::Add, y, one)) = def(next)? else { return None };
+    let (_, Op::Int(1)) = def(one)? else { return None };
+    if y != iv {
+        return None;
+    }
+    // Defined before the loop: in a block that dominates the preheader.
+    let (at, _) = def(bound)?;
+    f.dominates_block(at, pre).then_some(bound)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn replace_test(
     f: &mut Func,
@@ -1358,10 +1419,42 @@ fn replace_test(
     if !f.dominates_block(header, body) || body == header {
         return;
     }
-    let Some((trips, c)) = trip_count(f, header, pre, latch, iv, 1 << 20) else { return };
+    // The pointer's end: `start + delta * trips` for a constant trip count, or
+    // `start + delta * bound` for `iv < bound` counting up from 0 by 1 (unsigned: it leaves
+    // exactly when iv reaches bound) with a loop-invariant bound small enough that no two
+    // pointers of the range are equal.
+    enum End {
+        Trips(u64),
+        Bound(Value),
+    }
+    let end = match trip_count(f, header, pre, latch, iv, 1 << 20) {
+        Some((trips, c)) if c == cond => End::Trips(trips),
+        Some(_) => return,
+        None => match invariant_bound(f, header, pre, latch, iv, cond) {
+            Some(b) => End::Bound(b),
+            None => return,
+        },
+    };
     // What the reduced addresses replaced is dead now.
     dce(f);
-    if c != cond || delta == 0 || (delta.unsigned_abs() as u128) * (trips as u128) >= 1 << 32 {
+    let fits = match end {
+        End::Trips(trips) => (delta.unsigned_abs() as u128) * (trips as u128) < 1 << 32,
+        End::Bound(b) => {
+            let most = crate::lir::upper_bounds(f).get(b.0 as usize).copied().unwrap_or(u64::MAX);
+            // Or: p addresses Local Memory on every iteration. Reaching bound >= 2^32 / delta
+            // would then access 2^32 bytes of it, far past its size: no correct kernel
+            // does, so the pointers before the end are all different.
+            let idom = f.dominators();
+            let every_iteration = f.blocks.iter().enumerate().any(|(b, blk)| {
+                Func::dominates(&idom, BlockId(b as u32), latch)
+                    && blk.insts.iter().any(|i| {
+                        matches!(i.op, Op::Load(Space::Local, a) | Op::Store(Space::Local, a, _) if a == p)
+                    })
+            });
+            every_iteration || (delta.unsigned_abs() as u128) * (most as u128) < 1 << 32
+        }
+    };
+    if delta == 0 || !fits {
         return;
     }
     // Nothing else reads the counter or the test.
@@ -1392,7 +1485,17 @@ fn replace_test(
         f.blocks[b.0 as usize].insts.push(Inst { dst: Some(v), op, span: span.clone() });
         v
     };
-    let total = push(f, pre, Op::Int(wrap(s, delta.wrapping_mul(trips as i64))), ty);
+    let total = match end {
+        End::Trips(trips) => push(f, pre, Op::Int(wrap(s, delta.wrapping_mul(trips as i64))), ty),
+        End::Bound(b) if delta.unsigned_abs().is_power_of_two() && delta > 0 => {
+            let k = push(f, pre, Op::Int(i64::from(delta.trailing_zeros())), ty);
+            push(f, pre, Op::Binary(BinOp::Shl, b, k), ty)
+        }
+        End::Bound(b) => {
+            let k = push(f, pre, Op::Int(wrap(s, delta)), ty);
+            push(f, pre, Op::Binary(BinOp::Mul, b, k), ty)
+        }
+    };
     let end = push(f, pre, Op::Binary(BinOp::Add, start, total), ty);
     let test = push(f, header, Op::Binary(BinOp::Ne, p, end), Ty::Scalar(Scalar::Bool));
     if let Term::Branch(c, _, _) = &mut f.blocks[header.0 as usize].term {
