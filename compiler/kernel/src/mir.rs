@@ -304,7 +304,7 @@ impl Func {
 
 /// Pseudo-instructions used while building, before SSA renaming.
 #[derive(Clone, Debug)]
-enum Raw {
+pub(crate) enum Raw {
     Inst(Inst),
     /// `var = value`.
     Def(VarId, Value),
@@ -751,14 +751,8 @@ pub fn mem2reg(func: &mut Func) -> bool {
         let e = promotable.entry(var).or_insert(true);
         *e &= ok;
     }
-    let mut first_var = func
-        .blocks
-        .iter()
-        .flat_map(|b| &b.phis)
-        .map(|p| p.var.0 + 1)
-        .chain(func.private.iter().map(|a| a.var.0 + 1))
-        .max()
-        .unwrap_or(0);
+    // (The phis already there stay out of the rebuild: the variables start at 0.)
+    let mut first_var = 0u32;
     let mut vars: Vec<hir::Var> = (0..first_var)
         .map(|_| hir::Var { name: String::new(), ty: Ty::Unit, span: 0..0, param: false })
         .collect();
@@ -803,14 +797,26 @@ pub fn mem2reg(func: &mut Func) -> bool {
         }
         raw.push(items);
     }
-    let subst = ssa(func, &vars, raw);
+    rebuild(func, &vars, raw, kept_phis);
+    true
+}
+
+/// Rebuilds SSA for the variables of `raw` (each block's items, which replace its
+/// instructions): phis at the iterated dominance frontiers of their definitions, then
+/// renaming. `kept` are phis already decided (they are kept, first, with their arguments
+/// renamed where they name a variable's read).
+pub(crate) fn rebuild(func: &mut Func, vars: &[hir::Var], raw: Vec<Vec<Raw>>, kept: Vec<Vec<Phi>>) {
+    for block in &mut func.blocks {
+        block.phis.clear();
+    }
+    let subst = ssa(func, vars, raw);
     let find = |mut v: Value| {
         while let Some(s) = subst.get(&v) {
             v = *s;
         }
         v
     };
-    for (block, mut kept) in func.blocks.iter_mut().zip(kept_phis) {
+    for (block, mut kept) in func.blocks.iter_mut().zip(kept) {
         for phi in &mut kept {
             for (_, v) in &mut phi.args {
                 *v = find(*v);
@@ -819,7 +825,6 @@ pub fn mem2reg(func: &mut Func) -> bool {
         kept.append(&mut block.phis);
         block.phis = kept;
     }
-    true
 }
 
 /// Places phis at iterated dominance frontiers and renames variables along the dominator
