@@ -1523,6 +1523,35 @@ fn guardable(i: &Inst) -> bool {
         && !i.mnemonic.starts_with("fence")
 }
 
+/// Whether the value instruction `at` writes to `r` can be read outside `arm` (or before `at`
+/// in it): a search along the control flow from `at` that stops at writes of `r` that do not
+/// keep its old value.
+fn reaches_read(
+    insts: &[Inst],
+    succ: &[Vec<usize>],
+    at: usize,
+    r: Reg,
+    arm: &std::ops::Range<usize>,
+) -> bool {
+    let mut seen = vec![false; insts.len() + 1];
+    let mut work: Vec<usize> = succ[at].clone();
+    while let Some(j) = work.pop() {
+        if j >= insts.len() || seen[j] {
+            continue;
+        }
+        seen[j] = true;
+        let x = &insts[j];
+        if x.uses().any(|u| u == r) && (!arm.contains(&j) || j <= at) {
+            return true;
+        }
+        let kills = x.defs().any(|d| d == r) && (x.guard.is_none() || x.guard_kills);
+        if !kills {
+            work.extend(succ[j].iter().copied());
+        }
+    }
+    false
+}
+
 /// Whether predicate `p`, as last set in `before`, holds in at most one thread of the
 /// workgroup: `thread_id.x|y|z == u` for a value `u` the same in every thread (an immediate,
 /// a parameter, a uniform special register, or arithmetic of those).
@@ -1591,6 +1620,10 @@ pub fn if_convert(insts: Vec<Inst>) -> Vec<Inst> {
         }
     }
     let depth = loop_depths(&insts);
+    let nregs =
+        insts.iter().flat_map(|x| x.defs().chain(x.uses())).max().map_or(0, |r| r as usize + 1);
+    let succ = successors(&insts).ok();
+    let live_out = succ.as_ref().map(|succ| crate::regalloc::liveness(&insts, succ, nregs));
     let mut out: Vec<Inst> = Vec::with_capacity(insts.len());
     let mut i = 0;
     while i < insts.len() {
@@ -1626,6 +1659,15 @@ pub fn if_convert(insts: Vec<Inst>) -> Vec<Inst> {
                 r.clone().filter(|&k| insts[k].kind != Kind::Copy).count()
             };
             let (a, b) = (cost(&then), cost(&other));
+            // A copy into a register read after the `if` stays an instruction unless its
+            // source dies there (then the two share a register: a phi's value made in the
+            // arm, or a variable the arm leaves unchanged).
+            let source_lives_on = |k: usize| match (&live_out, insts[k].args.get(1)) {
+                (Some(live), Some(Arg::Use(s))) => {
+                    live[end].get(*s as usize / 64).is_some_and(|w| w & (1 << (s % 64)) != 0)
+                }
+                _ => true,
+            };
             let kept_copies = then
                 .clone()
                 .chain(other.clone())
@@ -1635,6 +1677,7 @@ pub fn if_convert(insts: Vec<Inst>) -> Vec<Inst> {
                         reads.get(&d).is_some_and(|at| at.iter().any(|&r| r <= i || r >= end))
                     })
                 })
+                .filter(|&k| source_lives_on(k))
                 .count();
             let no_else = other.is_empty() && end == j;
             let control = if no_else { 2 } else { 3 };
@@ -1665,8 +1708,16 @@ pub fn if_convert(insts: Vec<Inst>) -> Vec<Inst> {
                 let defs: Vec<Reg> = g.defs().collect();
                 // Read only inside this arm, after this write, before another write of it?
                 let local = defs.iter().all(|d| {
-                    // (An instruction that reads the register it writes reads it first.)
-                    reads.get(d).is_none_or(|at| at.iter().all(|&r| range.contains(&r) && r >= k))
+                    // (An instruction that reads the register it writes reads it first. Code
+                    // duplicated elsewhere reuses registers: what matters is where this
+                    // write's value can be read.)
+                    let read_outside = match &succ {
+                        Some(succ) => reaches_read(&insts, succ, k, *d, &range),
+                        None => !reads
+                            .get(d)
+                            .is_none_or(|at| at.iter().all(|&r| range.contains(&r) && r >= k)),
+                    };
+                    !read_outside
                         && insts.iter().enumerate().all(|(x, y)| {
                             x == k || !y.defs().any(|e| e == *d) || range.contains(&x) || !inside(x)
                         })

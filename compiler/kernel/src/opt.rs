@@ -68,6 +68,7 @@ pub fn passes(level: Level) -> Vec<Pass> {
             passes
         }
         Level::O2 => vec![
+            ("single-latch", single_latch),
             ("sccp", sccp),
             // Private arrays indexed by constants (folded by SCCP) become values.
             ("mem2reg", crate::mir::mem2reg),
@@ -89,6 +90,7 @@ pub fn passes(level: Level) -> Vec<Pass> {
             ("sink-specials", sink_specials),
             ("sink-stores", sink_stores),
             ("dce", dce),
+            ("merge-exits", merge_exits),
             ("rotate", rotate),
             ("sccp", sccp),
             ("dce", dce),
@@ -1148,6 +1150,28 @@ mod licm_tests {
     }
 
     #[test]
+    fn two_exits_in_a_row_merge_and_a_loop_has_one_latch() {
+        let src = include_str!("../tests/hir/collatz.py");
+        let mut f = super::tests::lowered(src);
+        optimize(&mut f, Level::O2).expect("verified");
+        let text = crate::mir::print(std::slice::from_ref(&f));
+        let (header, body) = natural_loops(&f).first().cloned().expect("a loop");
+        // One way out (the merged test), and one block going back to the header.
+        let exits = body
+            .iter()
+            .filter(|b| f.blocks[b.0 as usize].term.successors().iter().any(|s| !body.contains(s)))
+            .count();
+        assert_eq!(exits, 1, "{text}");
+        let back = body
+            .iter()
+            .filter(|b| f.blocks[b.0 as usize].term.successors().contains(&header))
+            .count();
+        assert_eq!(back, 1, "{text}");
+        // The exit tells the two ways out apart: count, or count + 1 past the cap.
+        assert_eq!(text.matches(" = select ").count(), 1, "{text}");
+    }
+
+    #[test]
     fn computations_made_on_both_sides_are_made_once_before_and_divisions_stay() {
         let src = "import wave\n@wave.kernel\ndef k(a: u32[:], b: u32[:], n: u32):\n    t = wave.thread_id()\n    if t < n:\n        a[t] = t * 5 + 1\n    if t < 16:\n        b[t] = (t * 5 + 1) // n\n    else:\n        b[t] = (t * 5 + 1) // n\n";
         let mut f = super::tests::lowered(src);
@@ -1862,6 +1886,191 @@ fn evaluate_early_once(f: &mut Func) -> bool {
                 f.blocks[at_block.0 as usize].insts.insert(at, inst);
                 return true;
             }
+        }
+    }
+    false
+}
+
+// -------------------------------------------------------------------------------------------
+// One latch per loop (O2).
+
+/// A loop with several edges back to its header (`continue`, or an `if`/`else` whose arms
+/// both end the iteration) gets one latch block that they all jump to: the header's phis
+/// take one value from it, merged there. The values that go round the loop are then made
+/// once after the arms join (for LIR: copies after the `endif`, not in each arm).
+pub fn single_latch(f: &mut Func) -> bool {
+    let mut changed = false;
+    let idom = f.dominators();
+    let preds = f.predecessors();
+    for (h, from) in preds.iter().enumerate() {
+        let header = BlockId(h as u32);
+        let back: Vec<BlockId> =
+            from.iter().copied().filter(|p| Func::dominates(&idom, header, *p)).collect();
+        if back.len() < 2 {
+            continue;
+        }
+        let latch = BlockId(f.blocks.len() as u32);
+        let span = f.blocks[h].insts.first().map_or(0..0, |i| i.span.clone());
+        let mut latch_phis = Vec::new();
+        let phis = std::mem::take(&mut f.blocks[h].phis);
+        let mut new_phis = Vec::new();
+        for mut phi in phis {
+            let from_back: Vec<(BlockId, Value)> =
+                phi.args.iter().copied().filter(|(b, _)| back.contains(b)).collect();
+            phi.args.retain(|(b, _)| !back.contains(b));
+            let v = if from_back.iter().all(|(_, v)| *v == from_back[0].1) {
+                from_back[0].1
+            } else {
+                let ty = f.types[phi.dst.0 as usize];
+                f.types.push(ty);
+                let d = Value(f.types.len() as u32 - 1);
+                latch_phis.push(Phi { dst: d, var: phi.var, args: from_back });
+                d
+            };
+            phi.args.push((latch, v));
+            new_phis.push(phi);
+        }
+        f.blocks[h].phis = new_phis;
+        for b in &back {
+            let t = &mut f.blocks[b.0 as usize].term;
+            *t = match t.clone() {
+                Term::Jump(x) if x == header => Term::Jump(latch),
+                Term::Branch(c, x, y) => Term::Branch(
+                    c,
+                    if x == header { latch } else { x },
+                    if y == header { latch } else { y },
+                ),
+                other => other,
+            };
+        }
+        let _ = span;
+        f.blocks.push(crate::mir::Block {
+            phis: latch_phis,
+            insts: Vec::new(),
+            term: Term::Jump(header),
+        });
+        changed = true;
+    }
+    changed
+}
+
+// -------------------------------------------------------------------------------------------
+// Exit merging (O2).
+
+/// Two exits in a row merge into one: a block that leaves to E or goes on to B, where B
+/// makes a few cheap pure values and leaves to E too or goes on to C (`while x != 1:
+/// count += 1; if count > 60: break`). B's values are made in the first block (for every
+/// lane: they cannot fault), which goes on to C only when both tests say so; E tells the
+/// two ways in apart with a `select` on the first test. One test and one branch fewer on
+/// the path that goes on.
+pub fn merge_exits(f: &mut Func) -> bool {
+    let mut changed = false;
+    for _ in 0..16 {
+        if !merge_exits_once(f) {
+            break;
+        }
+        changed = true;
+    }
+    changed
+}
+
+fn merge_exits_once(f: &mut Func) -> bool {
+    let preds = f.predecessors();
+    // An empty block that only jumps on stands for its target.
+    let through = |b: BlockId| -> BlockId {
+        let blk = &f.blocks[b.0 as usize];
+        match blk.term {
+            Term::Jump(t)
+                if blk.insts.is_empty()
+                    && blk.phis.is_empty()
+                    && preds[b.0 as usize].len() == 1 =>
+            {
+                t
+            }
+            _ => b,
+        }
+    };
+    let cheap = |op: &Op| match op {
+        Op::Binary(op, ..) => !matches!(op, BinOp::Div | BinOp::Rem),
+        Op::Unary(..) | Op::Cast(_) | Op::Int(_) | Op::Float(_) | Op::Bool(_) | Op::Special(_) => {
+            true
+        }
+        _ => false,
+    };
+    for a in 0..f.blocks.len() {
+        let Term::Branch(c1, x, y) = f.blocks[a].term.clone() else { continue };
+        for (b, e_edge, go_if) in [(x, y, true), (y, x, false)] {
+            let e = through(e_edge);
+            let bi = b.0 as usize;
+            if b.0 as usize == a
+                || preds[bi] != [BlockId(a as u32)]
+                || !f.blocks[bi].phis.is_empty()
+            {
+                continue;
+            }
+            let Term::Branch(c2, u, v) = f.blocks[bi].term.clone() else { continue };
+            let (c, e2_edge, stay_if) = if through(u) == e {
+                (v, u, false)
+            } else if through(v) == e {
+                (u, v, true)
+            } else {
+                continue;
+            };
+            let insts = &f.blocks[bi].insts;
+            if insts.len() > 6 || !insts.iter().all(|i| cheap(&i.op) && i.dst.is_some()) {
+                continue;
+            }
+            if c == b || c == e || e.0 as usize == a || c.0 as usize == a {
+                continue;
+            }
+            // E is reached by these two edges only, so the select can go at its top.
+            let e_preds = &preds[e.0 as usize];
+            let edge_a = if e_edge == e { BlockId(a as u32) } else { e_edge };
+            let edge_b = if e2_edge == e { b } else { e2_edge };
+            if e_preds.len() != 2 || !e_preds.contains(&edge_a) || !e_preds.contains(&edge_b) {
+                continue;
+            }
+            // C's phis may read values from B: they now come from A.
+            let span = f.blocks[bi].insts.last().map_or(0..0, |i| i.span.clone());
+            let moved = std::mem::take(&mut f.blocks[bi].insts);
+            let push = |f: &mut Func, op: Op, ty: Ty| {
+                f.types.push(ty);
+                let v = Value(f.types.len() as u32 - 1);
+                f.blocks[a].insts.push(Inst { dst: Some(v), op, span: span.clone() });
+                v
+            };
+            f.blocks[a].insts.extend(moved);
+            let bool_ty = Ty::Scalar(Scalar::Bool);
+            let go_a = if go_if { c1 } else { push(f, Op::Unary(UnOp::Not, c1), bool_ty) };
+            let go_b = if stay_if { c2 } else { push(f, Op::Unary(UnOp::Not, c2), bool_ty) };
+            let both = push(f, Op::Binary(BinOp::LogicAnd, go_a, go_b), bool_ty);
+            f.blocks[a].term = Term::Branch(both, c, e);
+            // E: one way in now; each phi picks by the first test.
+            let phis = std::mem::take(&mut f.blocks[e.0 as usize].phis);
+            let mut selects = Vec::new();
+            for phi in phis {
+                let from = |p: BlockId| phi.args.iter().find(|(x, _)| *x == p).map(|(_, v)| *v);
+                let (Some(va), Some(vb)) = (from(edge_a), from(edge_b)) else { continue };
+                selects.push(Inst {
+                    dst: Some(phi.dst),
+                    op: Op::Select(go_a, vb, va),
+                    span: span.clone(),
+                });
+            }
+            let eb = &mut f.blocks[e.0 as usize].insts;
+            for (k, s) in selects.into_iter().enumerate() {
+                eb.insert(k, s);
+            }
+            for p in &mut f.blocks[c.0 as usize].phis {
+                for (from, _) in &mut p.args {
+                    if *from == b {
+                        *from = BlockId(a as u32);
+                    }
+                }
+            }
+            f.blocks[bi].term = Term::Return;
+            crate::mir::remove_unreachable(f);
+            return true;
         }
     }
     false

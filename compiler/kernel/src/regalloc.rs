@@ -112,6 +112,46 @@ pub fn liveness(insts: &[Inst], succ: &[Vec<usize>], nregs: usize) -> Vec<Vec<u6
     live_out
 }
 
+/// Whether, after instruction `at`, register `r` is read only in the lanes where `guard`
+/// holds until it dies or a write under the other guard merges it: straight-line guarded
+/// code, with the guard's predicate unchanged. Its value in the other lanes is then dead.
+fn lanes_only(
+    insts: &[Inst],
+    live_out: &[Vec<u64>],
+    r: Reg,
+    at: usize,
+    guard: (Pred, bool),
+) -> bool {
+    let live =
+        |j: usize| live_out[j].get(r as usize / 64).is_some_and(|w| w & (1 << (r % 64)) != 0);
+    if !live(at) {
+        return true;
+    }
+    for (j, x) in insts.iter().enumerate().skip(at + 1) {
+        if !matches!(x.kind, Kind::Op | Kind::Copy | Kind::Const)
+            || x.pred_defs().any(|q| q == guard.0)
+        {
+            return false;
+        }
+        let writes = x.defs().any(|d| d == r);
+        // A write under the other guard that keeps the rest: it reads r only in `guard`'s
+        // lanes, and r holds the merged value from here.
+        if writes {
+            return x.guard == Some((guard.0, !guard.1))
+                && !x.guard_kills
+                && x.args.iter().all(|a| !matches!(a, Arg::Use(u) | Arg::Addr(u, _) if *u == r));
+        }
+        let reads = x.args.iter().any(|a| matches!(a, Arg::Use(u) | Arg::Addr(u, _) if *u == r));
+        if reads && x.guard != Some(guard) {
+            return false;
+        }
+        if !live(j) {
+            return true;
+        }
+    }
+    false
+}
+
 fn bits(set: &[u64]) -> impl Iterator<Item = u32> + '_ {
     set.iter().enumerate().flat_map(|(w, &x)| {
         let mut x = x;
@@ -489,13 +529,17 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
                 irc.cost[r as usize] += weight;
             }
             let mut live: Vec<u32> = bits(&live_out[i]).collect();
-            // A guarded copy that need not keep the old value coalesces like any other.
-            let is_copy = inst.kind == Kind::Copy && (inst.guard.is_none() || inst.guard_kills);
+            // A guarded copy that need not keep the old value coalesces like any other. One
+            // that keeps it (the second arm of an if-converted phi) coalesces too when nothing
+            // else says the two interfere: sharing a register, it writes nothing.
+            let is_copy = inst.kind == Kind::Copy;
             if is_copy
                 && let (Some(Arg::Def(d)), Some(Arg::Use(s))) =
                     (inst.args.first(), inst.args.get(1))
             {
-                live.retain(|x| x != s);
+                if inst.guard.is_none() || inst.guard_kills {
+                    live.retain(|x| x != s);
+                }
                 let m = irc.moves.len() as u32;
                 irc.moves.push((*d, *s));
                 irc.move_state.push(MoveState::Worklist);
@@ -505,6 +549,14 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
             }
             for d in inst.defs() {
                 for &l in &live {
+                    // A guarded write and a value needed only in the other lanes can share a
+                    // register (if-converted arms updating a variable in place).
+                    if let (Some((p, n)), true) = (inst.guard, inst.guard_kills)
+                        && lanes_only(&lir.insts, &live_out, l, i, (p, !n))
+                        && lanes_only(&lir.insts, &live_out, d, i, (p, n))
+                    {
+                        continue;
+                    }
                     irc.g.add(l, d);
                 }
                 if inst.mnemonic.starts_with("atomic_") {
@@ -756,12 +808,26 @@ pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
         preds: Vec<Vec<Pred>>,
         slots: Vec<bool>,
     }
+    // Where paths join: a value held in every lane on one and in some lanes on the other is
+    // held in those lanes.
     let meet = |a: &State, b: &State| State {
         regs: a
             .regs
             .iter()
             .zip(&b.regs)
-            .map(|(x, y)| x.iter().copied().filter(|v| y.contains(v)).collect())
+            .map(|(x, y)| {
+                x.iter()
+                    .filter_map(|&(r, t)| {
+                        let u = y.iter().find(|(q, _)| *q == r)?.1;
+                        match (t, u) {
+                            _ if t == u => Some((r, t)),
+                            (None, u) => Some((r, u)),
+                            (t, None) => Some((r, t)),
+                            _ => None,
+                        }
+                    })
+                    .collect()
+            })
             .collect(),
         preds: a
             .preds

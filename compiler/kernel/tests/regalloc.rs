@@ -169,3 +169,57 @@ fn the_lir_verifier_rejects_broken_lir() {
     broken.insts.remove(at);
     assert!(!wave_kernel::lir::verify(&broken).is_empty());
 }
+
+#[test]
+fn if_converted_arms_update_their_variables_in_place() {
+    let text = include_str!("hir/collatz.py");
+    let (out, d) = wave_kernel::compile(text, Language::Python, "collatz.py", Options::default());
+    let out = out.unwrap_or_else(|| panic!("{d:?}"));
+    let asm = &out.asm;
+    let body = &asm[asm.find("    loop").expect("a loop")..asm.find("endloop").expect("its end")];
+    // Both arms write x and odd under complementary guards into the registers that hold
+    // them: no copy is left in the loop's arms, and the halving is in place.
+    let arms: Vec<&str> = body.lines().filter(|l| l.trim_start().starts_with('@')).collect();
+    assert!(arms.iter().all(|l| !l.contains(" mov ")), "{asm}");
+    assert!(
+        arms.iter().any(|l| {
+            let w: Vec<&str> = l.split([' ', ',']).filter(|s| !s.is_empty()).collect();
+            w.get(1) == Some(&"shift.shr") && w.get(2) == w.get(3)
+        }),
+        "{asm}"
+    );
+    // And it computes the steps.
+    let mut device = vec![0u8; 1024];
+    for i in 0..64u32 {
+        device[i as usize * 4..i as usize * 4 + 4].copy_from_slice(&(i + 1).to_le_bytes());
+    }
+    let dispatch = wave_emulator::Dispatch {
+        grid: [1, 1, 1],
+        wave_width: 16,
+        args: vec![("start".into(), 0), ("steps".into(), 256), ("odd_steps".into(), 512)],
+        ..Default::default()
+    };
+    wave_emulator::run(&out.module, &dispatch, &mut device).expect("runs");
+    for i in 0..64u32 {
+        let (mut x, mut count, mut odd) = (i + 1, 0u32, 0u32);
+        while x != 1 {
+            count += 1;
+            if count > 60 {
+                break;
+            }
+            if x % 2 == 0 {
+                x >>= 1;
+            } else {
+                odd += 1;
+                x = 3 * x + 1;
+            }
+        }
+        let word = |at: usize| u32::from_le_bytes(device[at..at + 4].try_into().unwrap());
+        assert_eq!(
+            (word(256 + i as usize * 4), word(512 + i as usize * 4)),
+            (count, odd),
+            "x = {}",
+            i + 1
+        );
+    }
+}
