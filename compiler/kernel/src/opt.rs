@@ -2051,6 +2051,37 @@ fn merge_exits_once(f: &mut Func) -> bool {
             for phi in phis {
                 let from = |p: BlockId| phi.args.iter().find(|(x, _)| *x == p).map(|(_, v)| *v);
                 let (Some(va), Some(vb)) = (from(edge_a), from(edge_b)) else { continue };
+                // `vb = va + k` (a counter stepped before the second test): the way out
+                // past the first test recomputes va from vb, so va need not be kept beside
+                // vb through the loop.
+                let step =
+                    f.blocks[a].insts.iter().find(|i| i.dst == Some(vb)).and_then(|i| match i.op {
+                        Op::Binary(BinOp::Add, x, y) if x == va => {
+                            def_of(f, y).cloned().map(|o| (o, y))
+                        }
+                        _ => None,
+                    });
+                let va = match (step, scalar_of(f, vb)) {
+                    (Some((Op::Int(k), _)), Some(sc)) if sc.is_int() => {
+                        let ty = f.types[vb.0 as usize];
+                        f.types.push(ty);
+                        let minus = Value(f.types.len() as u32 - 1);
+                        f.types.push(ty);
+                        let back = Value(f.types.len() as u32 - 1);
+                        selects.push(Inst {
+                            dst: Some(minus),
+                            op: Op::Int(wrap(sc, k.wrapping_neg())),
+                            span: span.clone(),
+                        });
+                        selects.push(Inst {
+                            dst: Some(back),
+                            op: Op::Binary(BinOp::Add, vb, minus),
+                            span: span.clone(),
+                        });
+                        back
+                    }
+                    _ => va,
+                };
                 selects.push(Inst {
                     dst: Some(phi.dst),
                     op: Op::Select(go_a, vb, va),
