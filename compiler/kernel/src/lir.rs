@@ -826,8 +826,9 @@ impl<'f> Lower<'f> {
     }
 
     /// Unsigned division (or remainder). `idiv` is signed: when both operands are below 2^31
-    /// it is exact; otherwise a divisor of 2^31 or more gives `a >= b`, and a smaller one
-    /// divides `a >> 1` and corrects the doubled quotient by one.
+    /// it is exact (and `imod` gives the remainder at once); otherwise a divisor of 2^31 or
+    /// more gives `a >= b`, and a smaller one divides `a >> 1` and corrects the doubled
+    /// quotient by one.
     fn unsigned_divide(
         &mut self,
         rem: bool,
@@ -867,7 +868,9 @@ impl<'f> Lower<'f> {
             ));
         }
         out.push(new(Kind::If, "if", vec![Arg::PUse(p, true)]));
-        out.push(new(Kind::Op, "idiv", vec![Arg::Def(q), x.clone(), y.clone()]));
+        // Both below 2^31 here: the signed instruction gives the result.
+        let m = if rem { "imod" } else { "idiv" };
+        out.push(new(Kind::Op, m, vec![Arg::Def(d), x.clone(), y.clone()]));
         out.push(new(Kind::Else, "else", vec![]));
         out.push(new(Kind::Op, "shift.shr", vec![Arg::Def(t), x.clone(), Arg::Imm("1".into())]));
         out.push(new(Kind::Op, "idiv", vec![Arg::Def(q), Arg::Use(t), y.clone()]));
@@ -892,11 +895,11 @@ impl<'f> Lower<'f> {
             self.materialize(q, (ge, true), out, span);
             out.push(new(Kind::EndIf, "endif", vec![]));
         }
-        out.push(new(Kind::EndIf, "endif", vec![]));
         if rem {
             out.push(new(Kind::Op, "imul", vec![Arg::Def(u), Arg::Use(q), y]));
             out.push(new(Kind::Op, "isub", vec![Arg::Def(d), x, Arg::Use(u)]));
         }
+        out.push(new(Kind::EndIf, "endif", vec![]));
     }
 
     fn cast(&mut self, a: Value, d: Reg, to: Scalar, out: &mut Vec<Inst>, span: &Span) {

@@ -81,9 +81,10 @@ pub fn passes(level: Level) -> Vec<Pass> {
             ("cse", cse),
             ("hoist", hoist),
             ("iv-reduce", iv_reduce),
-            // Start values computed before loops fold.
+            // Start values computed before loops fold (`(ty << 4) << 2` is `ty << 6`).
             ("sccp", sccp),
             ("identities", identities),
+            ("reassociate", reassociate),
             ("cse", cse),
             ("seed-accumulators", seed_accumulators),
             ("evaluate-early", evaluate_early),
@@ -91,6 +92,7 @@ pub fn passes(level: Level) -> Vec<Pass> {
             ("sink-stores", sink_stores),
             ("dce", dce),
             ("merge-exits", merge_exits),
+            ("merge-counted-exits", merge_counted_exits),
             ("rotate", rotate),
             ("sccp", sccp),
             ("dce", dce),
@@ -1172,6 +1174,24 @@ mod licm_tests {
     }
 
     #[test]
+    fn a_count_with_a_break_at_a_value_tests_against_the_minimum() {
+        let src = |start: &str| {
+            format!(
+                "import wave\n@wave.kernel\ndef k(out: u32[:], n: u32, m: u32):\n    s: u32 = 0\n    for j in range({start}n):\n        if j == m:\n            break\n        s += j\n    out[0] = s\n"
+            )
+        };
+        for (start, merged) in [("", true), ("u32(1), ", false)] {
+            let mut f = super::tests::lowered(&src(start));
+            optimize(&mut f, Level::O2).expect("verified");
+            let text = crate::mir::print(std::slice::from_ref(&f));
+            assert_eq!(text.contains("call min("), merged, "range({start}n):\n{text}");
+            if merged {
+                assert!(!text.contains(" = eq ") && !text.contains(" = ne "), "{text}");
+            }
+        }
+    }
+
+    #[test]
     fn computations_made_on_both_sides_are_made_once_before_and_divisions_stay() {
         let src = "import wave\n@wave.kernel\ndef k(a: u32[:], b: u32[:], n: u32):\n    t = wave.thread_id()\n    if t < n:\n        a[t] = t * 5 + 1\n    if t < 16:\n        b[t] = (t * 5 + 1) // n\n    else:\n        b[t] = (t * 5 + 1) // n\n";
         let mut f = super::tests::lowered(src);
@@ -2105,6 +2125,81 @@ fn merge_exits_once(f: &mut Func) -> bool {
         }
     }
     false
+}
+
+/// Counted exits: a loop counting `j` up from 0 by 1 (u32) that goes on while `j < a` and
+/// `j != b` (a `for` with a `break` at `j == b`, after exit merging) leaves at the first of
+/// them it reaches, which is `min(a, b)`: one test, `j < min(a, b)`, with the minimum made
+/// before the loop.
+pub fn merge_counted_exits(f: &mut Func) -> bool {
+    let mut changed = false;
+    let preds = f.predecessors();
+    for (header, body) in natural_loops(f) {
+        let Some((pre, latch)) = simple_loop(f, &preds, header, &body) else { continue };
+        let h = header.0 as usize;
+        let Term::Branch(c, t, _) = f.blocks[h].term.clone() else { continue };
+        if !body.contains(&t) {
+            continue;
+        }
+        let here =
+            |v: Value| f.blocks[h].insts.iter().find(|i| i.dst == Some(v)).map(|i| i.op.clone());
+        let Some(Op::Binary(BinOp::LogicAnd, x, y)) = here(c) else { continue };
+        // One side `j < a`, the other `j != b` (or `not (j == b)`).
+        let lt = |v: Value| match here(v) {
+            Some(Op::Binary(BinOp::Lt, j, a)) => Some((j, a)),
+            _ => None,
+        };
+        let ne = |v: Value| match here(v) {
+            Some(Op::Binary(BinOp::Ne, j, b)) => Some((j, b)),
+            Some(Op::Unary(UnOp::Not, e)) => match here(e) {
+                Some(Op::Binary(BinOp::Eq, j, b)) => Some((j, b)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let (Some((j, a)), Some((j2, b))) = (lt(x).or(lt(y)), ne(y).or(ne(x))) else { continue };
+        if j != j2 || scalar_of(f, j) != Some(Scalar::U32) {
+            continue;
+        }
+        // j = phi(0, j + 1), and a, b from before the loop.
+        let Some(phi) = f.blocks[h].phis.iter().find(|p| p.dst == j) else { continue };
+        let from = |blk: BlockId| phi.args.iter().find(|(x, _)| *x == blk).map(|(_, v)| *v);
+        let (Some(start), Some(next)) = (from(pre), from(latch)) else { continue };
+        let starts_at_zero = matches!(def_of(f, start), Some(Op::Int(0)));
+        let steps_by_one = match def_of(f, next) {
+            Some(Op::Binary(BinOp::Add, v, one)) => {
+                *v == j && matches!(def_of(f, *one), Some(Op::Int(1)))
+            }
+            _ => false,
+        };
+        let idom = f.dominators();
+        let before = |v: Value| {
+            f.blocks.iter().enumerate().any(|(blk, block)| {
+                Func::dominates(&idom, BlockId(blk as u32), pre)
+                    && (block.insts.iter().any(|i| i.dst == Some(v))
+                        || block.phis.iter().any(|p| p.dst == v))
+            })
+        };
+        if !starts_at_zero || !steps_by_one || !before(a) || !before(b) {
+            continue;
+        }
+        let span = f.blocks[h].insts.last().map_or(0..0, |i| i.span.clone());
+        f.types.push(Ty::Scalar(Scalar::U32));
+        let m = Value(f.types.len() as u32 - 1);
+        f.blocks[pre.0 as usize].insts.push(Inst {
+            dst: Some(m),
+            op: Op::Call(crate::hir::Intrinsic::Min, vec![a, b]),
+            span: span.clone(),
+        });
+        f.types.push(Ty::Scalar(Scalar::Bool));
+        let test = Value(f.types.len() as u32 - 1);
+        f.blocks[h].insts.push(Inst { dst: Some(test), op: Op::Binary(BinOp::Lt, j, m), span });
+        if let Term::Branch(cond, _, _) = &mut f.blocks[h].term {
+            *cond = test;
+        }
+        changed = true;
+    }
+    changed
 }
 
 // -------------------------------------------------------------------------------------------
