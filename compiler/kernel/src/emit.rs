@@ -146,6 +146,10 @@ pub fn compile_kernel(k: &hir::Kernel, options: Options) -> Result<Kernel, Box<D
             format!("internal compiler error: {e}"),
         ))
     })?;
+    // What the code generator does not take directly (f16 arithmetic through f32).
+    if let Some((span, message)) = crate::legalize::legalize(&mut f).into_iter().next() {
+        return Err(Box::new(Diagnostic::error(codes::CODEGEN, span, message)));
+    }
     // With comparisons held in predicates first; if that needs more than four at once, again
     // with every comparison made where it is tested.
     match back_end(k, &f, options, true) {

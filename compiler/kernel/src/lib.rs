@@ -11,6 +11,7 @@
 pub mod emit;
 pub mod front;
 pub mod hir;
+pub mod legalize;
 pub mod lir;
 pub mod mir;
 pub mod opt;

@@ -260,7 +260,7 @@ fn reg_of(v: Value) -> Reg {
 /// The `.param` type of a kernel parameter.
 fn param_type(ty: Ty) -> Option<&'static str> {
     match ty {
-        Ty::Buffer(Scalar::F32 | Scalar::I32 | Scalar::U32) => Some("ptr"),
+        Ty::Buffer(Scalar::F32 | Scalar::F16 | Scalar::I32 | Scalar::U32) => Some("ptr"),
         Ty::Scalar(Scalar::U32 | Scalar::Bool) => Some("u32"),
         Ty::Scalar(Scalar::I32) => Some("i32"),
         Ty::Scalar(Scalar::F32) => Some("f32"),
@@ -374,6 +374,9 @@ impl<'f> Lower<'f> {
             Op::Bool(b) => Some(u8::from(*b).to_string()),
             Op::Float(x) if self.scalar(v) == Scalar::F32 => {
                 Some(format!("0x{:08x}", (*x as f32).to_bits()))
+            }
+            Op::Float(x) if self.scalar(v) == Scalar::F16 => {
+                Some(format!("0x{:04x}", crate::legalize::f16_bits(*x)))
             }
             _ => None,
         }
@@ -603,13 +606,10 @@ impl<'f> Lower<'f> {
         let d = inst.dst.map(reg_of).unwrap_or(0);
         let dty = inst.dst.map(|v| self.ty(v));
         let dscalar = inst.dst.map(|v| self.scalar(v)).unwrap_or(Scalar::U32);
-        if matches!(dscalar, Scalar::F16 | Scalar::F64) {
+        if dscalar == Scalar::F64 {
             self.unsupported(
                 span,
-                format!(
-                    "`{}` values are not supported by the code generator yet: use f32",
-                    dscalar.name()
-                ),
+                "`f64` values are not supported by the code generator yet (they need register pairs): use f32".into(),
             );
             return;
         }
@@ -691,9 +691,12 @@ impl<'f> Lower<'f> {
                 ));
             }
             Op::Load(space, addr) => {
-                let m = match space {
-                    Space::Device => "device_load.u32",
-                    Space::Local | Space::Private(_) => "local_load.u32",
+                let half = dscalar == Scalar::F16;
+                let m = match (space, half) {
+                    (Space::Device, false) => "device_load.u32",
+                    (Space::Device, true) => "device_load.u16",
+                    (Space::Local | Space::Private(_), false) => "local_load.u32",
+                    (Space::Local | Space::Private(_), true) => "local_load.u16",
                 };
                 let a = match space {
                     Space::Private(v) => self.private_address(*v, *addr, out, span),
@@ -702,13 +705,16 @@ impl<'f> Lower<'f> {
                 out.push(Inst::new(Kind::Op, m, vec![Arg::Def(d), a], span));
             }
             Op::Store(space, addr, x) => {
-                if matches!(self.scalar(*x), Scalar::F16 | Scalar::F64) {
-                    self.unsupported(span, "only 32-bit values can be stored yet".into());
+                if self.scalar(*x) == Scalar::F64 {
+                    self.unsupported(span, "`f64` values cannot be stored yet".into());
                     return;
                 }
-                let m = match space {
-                    Space::Device => "device_store.u32",
-                    Space::Local | Space::Private(_) => "local_store.u32",
+                let half = self.scalar(*x) == Scalar::F16;
+                let m = match (space, half) {
+                    (Space::Device, false) => "device_store.u32",
+                    (Space::Device, true) => "device_store.u16",
+                    (Space::Local | Space::Private(_), false) => "local_store.u32",
+                    (Space::Local | Space::Private(_), true) => "local_store.u16",
                 };
                 let a = match space {
                     Space::Private(v) => self.private_address(*v, *addr, out, span),
@@ -784,6 +790,17 @@ impl<'f> Lower<'f> {
             return;
         }
         let s = self.scalar(a);
+        if s == Scalar::F16 {
+            // The half instructions take registers (their low halves), not immediates.
+            let m = match op {
+                Add => "hadd",
+                Sub => "hsub",
+                _ => "hmul",
+            };
+            let (x, y) = (self.src(a), self.src(b));
+            self.op3(out, m, d, x, y, span);
+            return;
+        }
         let commutative = matches!(op, Add | Mul | And | Or | Xor | LogicAnd | LogicOr);
         let (a, b) =
             if commutative && self.is_const(a) && !self.is_const(b) { (b, a) } else { (a, b) };
@@ -904,7 +921,7 @@ impl<'f> Lower<'f> {
 
     fn cast(&mut self, a: Value, d: Reg, to: Scalar, out: &mut Vec<Inst>, span: &Span) {
         let from = self.scalar(a);
-        if matches!(from, Scalar::F16 | Scalar::F64) {
+        if from == Scalar::F64 {
             self.unsupported(
                 span,
                 format!("`{}` values are not supported by the code generator yet", from.name()),
@@ -917,6 +934,8 @@ impl<'f> Lower<'f> {
             (Scalar::I32 | Scalar::U32 | Scalar::Bool, Scalar::I32 | Scalar::U32) => "mov",
             (Scalar::I32, Scalar::F32) => "cvt_f32_i32",
             (Scalar::U32 | Scalar::Bool, Scalar::F32) => "cvt_f32_u32",
+            (Scalar::F16, Scalar::F32) => "cvt_f32_f16",
+            (Scalar::F32, Scalar::F16) => "cvt_f16_f32",
             (Scalar::F32, Scalar::I32) => "cvt_i32_f32",
             (Scalar::F32, Scalar::U32) => "cvt_u32_f32",
             (_, Scalar::Bool) => {
@@ -1347,7 +1366,7 @@ pub fn lower_with(f: &Func, hold: bool) -> Result<Lir, Unsupported> {
                 .unwrap_or(0..0);
             return Err(Unsupported {
                 message: format!(
-                    "parameter `{name}` has type {ty}, which a .wbin cannot pass yet: use f32, i32, u32, bool or a buffer of f32, i32 or u32"
+                    "parameter `{name}` has type {ty}, which a .wbin cannot pass yet: use f32, i32, u32, bool or a buffer of f32, f16, i32 or u32"
                 ),
                 span,
             });

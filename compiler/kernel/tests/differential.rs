@@ -1,7 +1,7 @@
 //! Differential testing of the optimisation levels: random well-typed Python kernels
 //! (integer and float arithmetic, nested `if`/`for`/`while` with `break` and `continue`,
 //! loads and stores, a private array indexed by constants, loop counters or computed
-//! values) are compiled at O0, O1, O2 and O3 and run in the emulator on the same
+//! values, f16 arithmetic and conversions) are compiled at O0, O1, O2 and O3 and run in the emulator on the same
 //! inputs; every level must leave the same device memory.
 //!
 //! `WAVE_DIFF_KERNELS=N` sets how many kernels (default 1,500); `WAVE_SEED=S` replays one
@@ -36,6 +36,8 @@ enum T {
     I,
     U,
     F,
+    /// f16.
+    H,
     B,
 }
 
@@ -45,13 +47,22 @@ impl T {
             T::I => "i32",
             T::U => "u32",
             T::F => "f32",
+            T::H => "f16",
             T::B => "bool",
         }
     }
 }
 
-const VARS: [(&str, T); 7] =
-    [("a", T::I), ("b", T::I), ("c", T::I), ("u", T::U), ("v", T::U), ("x", T::F), ("y", T::F)];
+const VARS: [(&str, T); 8] = [
+    ("a", T::I),
+    ("b", T::I),
+    ("c", T::I),
+    ("u", T::U),
+    ("v", T::U),
+    ("x", T::F),
+    ("y", T::F),
+    ("h", T::H),
+];
 
 struct Gen {
     rng: Rng,
@@ -94,6 +105,9 @@ impl Gen {
             T::I => format!("{}", self.rng.below(41) as i32 - 20),
             T::U => format!("{}", self.rng.below(50)),
             T::F => format!("{}.{}", self.rng.below(9), [0, 25, 5, 75][self.rng.below(4) as usize]),
+            T::H => {
+                format!("f16({}.{})", self.rng.below(9), [0, 25, 5, 75][self.rng.below(4) as usize])
+            }
             T::B => (if self.rng.chance(50) { "True" } else { "False" }).into(),
         }
     }
@@ -103,7 +117,7 @@ impl Gen {
             return match (t, self.rng.below(10)) {
                 (T::B, 0) => self.literal(T::B),
                 (T::B, _) => {
-                    let ct = [T::I, T::U, T::F][self.rng.below(3) as usize];
+                    let ct = [T::I, T::U, T::F, T::H][self.rng.below(4) as usize];
                     let op = ["<", "<=", ">", ">=", "==", "!="][self.rng.below(6) as usize];
                     let l = self.var(ct);
                     let r = if self.rng.chance(50) { self.literal(ct) } else { self.var(ct) };
@@ -120,6 +134,7 @@ impl Gen {
                 (T::I, 3) => format!("pa[{}]", self.private_index()),
                 (T::U, 0) => "t".into(),
                 (T::F, 0) => "f32(inp[t ^ 5])".into(),
+                (T::H, 0) => "f16(inp[t ^ 6] & 255)".into(),
                 (_, 1 | 2) => self.literal(t),
                 _ => self.var(t),
             };
@@ -147,9 +162,12 @@ impl Gen {
                 8 => format!("({} << ({} & 7))", self.expr(t, d), self.expr(t, d)),
                 9 => format!("({} >> ({} & 15))", self.expr(t, d), self.expr(t, d)),
                 10 => {
-                    let from = [T::I, T::U, T::F][self.rng.below(3) as usize];
+                    let from = [T::I, T::U, T::F, T::H][self.rng.below(4) as usize];
                     if from == T::F {
                         format!("{}(min(max({}, -1000.0), 1000.0))", t.name(), self.expr(T::F, d))
+                    } else if from == T::H {
+                        let h = self.expr(T::H, d);
+                        format!("{}(min(max({h}, f16(-1000.0)), f16(1000.0)))", t.name())
                     } else {
                         format!("{}({}({}))", t.name(), from.name(), self.expr(from, d))
                     }
@@ -173,7 +191,7 @@ impl Gen {
                     format_args!("abs({})", self.expr(t, d))
                 ),
                 4 => {
-                    let from = [T::I, T::U][self.rng.below(2) as usize];
+                    let from = [T::I, T::U, T::H][self.rng.below(3) as usize];
                     format!("f32({}({}))", from.name(), self.expr(from, d))
                 }
                 5 => format!(
@@ -186,12 +204,29 @@ impl Gen {
                 7 => format!("min({}, {})", self.expr(t, d), self.expr(t, d)),
                 _ => format!("-{}", self.expr(t, d)),
             },
+            T::H => match self.rng.below(9) {
+                0 => format!("({} + {})", self.expr(t, d), self.expr(t, d)),
+                1 => format!("({} - {})", self.expr(t, d), self.expr(t, d)),
+                2 => format!("({} * {})", self.expr(t, d), self.expr(t, d)),
+                3 => format!("({} / (abs({}) + f16(8.0)))", self.expr(t, d), self.expr(t, d)),
+                // (`f32(...)` gives the literals inside their type.)
+                4 => format!("f16(f32(min(max({}, -1000.0), 1000.0)))", self.expr(T::F, d)),
+                5 => format!(
+                    "({} if {} else {})",
+                    self.expr(t, d),
+                    self.expr(T::B, d),
+                    self.expr(t, d)
+                ),
+                6 => format!("min({}, {})", self.expr(t, d), self.expr(t, d)),
+                7 => format!("max({}, {})", self.expr(t, d), self.expr(t, d)),
+                _ => format!("-{}", self.expr(t, d)),
+            },
             T::B => match self.rng.below(6) {
                 0 => format!("({} and {})", self.expr(T::B, d), self.expr(T::B, d)),
                 1 => format!("({} or {})", self.expr(T::B, d), self.expr(T::B, d)),
                 2 => format!("(not {})", self.expr(T::B, d)),
                 _ => {
-                    let ct = [T::I, T::U, T::F][self.rng.below(3) as usize];
+                    let ct = [T::I, T::U, T::F, T::H][self.rng.below(4) as usize];
                     let op = ["<", "<=", ">", ">=", "==", "!="][self.rng.below(6) as usize];
                     // Each side converted, so a side of only literals is typed too.
                     let n = ct.name();
@@ -320,6 +355,7 @@ fn kernel(seed: u64) -> String {
     g.line(1, "v: u32 = t * 3");
     g.line(1, "x = f32(a) * 0.5");
     g.line(1, "y: f32 = 1.25");
+    g.line(1, "h = f16(x) * f16(0.5)");
     g.line(1, "pa = wave.private_array(i32, 4)");
     g.line(1, "pa[1] = a - b");
     g.block(1, 3, false);
@@ -328,7 +364,7 @@ fn kernel(seed: u64) -> String {
     g.line(1, "out[t * 8 + 2] = i32(u ^ v)");
     g.line(1, "out[t * 8 + 3] = pa[0] + pa[1] * 3 + pa[2] * 5 + pa[3] * 7");
     g.line(1, "fout[t * 2] = x");
-    g.line(1, "fout[t * 2 + 1] = y");
+    g.line(1, "fout[t * 2 + 1] = y + f32(h)");
     g.out
 }
 

@@ -392,8 +392,50 @@ def private_arrays(rng):
     )
 
 
+def half_precision(rng):
+    n, wg, grid = 150, 64, 3
+    threads = wg * grid
+    h = np.float16
+    # Values with few significant bits, and some large enough to round in products.
+    x = (rng.integers(-4000, 4000, n) / 64.0).astype(h)
+    y = (rng.integers(-4000, 4000, n) / 64.0).astype(h)
+    out = np.full(2 * n, h(F32_SENTINEL), dtype=h)
+    flags = np.full(threads, -7, dtype=np.int32)
+    for i in range(n):
+        a, b = x[i], y[i]
+        # numpy rounds each float16 operation to float16, as the machine does.
+        s = h(a * b) + a
+        if s > b:
+            s = s / h(3.0)
+        t = -s + h(0.5)
+        out[i] = t
+        out[n + i] = h(np.float32(t) * np.float32(0.25)) - max(a, b)
+        flags[i] = int(np.float32(a).astype(np.int32)) * 2 + (1 if a < b else 0)
+    return toml_case(
+        name=f"Python f16 buffers and arithmetic: half-precision multiply and add, division, "
+        f"negation, comparisons and max through f32, and conversions, for n = {n}; the threads "
+        f"past n return",
+        spec=["6.5", "6.7", "5.1"],
+        file="half_precision.py",
+        kernel="half_precision",
+        grid=(grid, 1, 1),
+        workgroup=(wg, 1, 1),
+        args=[("x", 0), ("y", 512), ("out", 1024), ("flags", 2048), ("n", n)],
+        memory=[
+            (0, "u16", x.view(np.uint16), "x: f16 bits"),
+            (512, "u16", y.view(np.uint16), "y: f16 bits"),
+            (1024, "u16", out.view(np.uint16), "out: 2 n f16 results, a sentinel first"),
+            (2048, "i32", flags, "flags"),
+        ],
+        expect=[
+            (1024, "u16", out.view(np.uint16), "t, then f16(t / 4) - max(a, b)"),
+            (2048, "i32", flags, "2 i32(a) + (a < b); -7 past n"),
+        ],
+    )
+
+
 CASES = [vector_add, saxpy, reduction, histogram, prefix_sum, sgemm, transpose, divergent_loop,
-         private_arrays]
+         private_arrays, half_precision]
 
 
 def main():
