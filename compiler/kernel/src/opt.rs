@@ -861,31 +861,16 @@ fn natural_loops(f: &Func) -> Vec<(BlockId, Vec<BlockId>)> {
     loops
 }
 
-/// Code hoisting (O2): a cheap pure computation made in blocks none of which dominates the
-/// others (the two arms of an `if`, two `if`s on the same condition) is made once at the end
-/// of their nearest common dominator, when its operands are available there. The value is
-/// then computed on every path through that block: only one-instruction arithmetic moves
-/// (no division, which may trap, and no comparison, which LIR keeps where it is tested).
-pub fn hoist(f: &mut Func) -> bool {
-    let mut changed = false;
-    // Each round may make the operands of another computation available.
-    for _ in 0..4 {
-        if !hoist_once(f) {
-            break;
-        }
-        changed = true;
-    }
-    changed
-}
-
-fn hoist_once(f: &mut Func) -> bool {
-    let idom = f.dominators();
-    let rpo = f.reverse_postorder();
+/// The nearest common dominator of two blocks, given the immediate dominators.
+fn common_dominator<'a>(
+    f: &Func,
+    idom: &'a [Option<BlockId>],
+) -> impl Fn(BlockId, BlockId) -> BlockId + 'a {
     let mut order = vec![usize::MAX; f.blocks.len()];
-    for (i, b) in rpo.iter().enumerate() {
+    for (i, b) in f.reverse_postorder().iter().enumerate() {
         order[b.0 as usize] = i;
     }
-    let nca = |mut a: BlockId, mut b: BlockId| {
+    move |mut a: BlockId, mut b: BlockId| {
         while a != b {
             while order[a.0 as usize] > order[b.0 as usize] {
                 a = idom[a.0 as usize].unwrap_or(BlockId(0));
@@ -895,7 +880,35 @@ fn hoist_once(f: &mut Func) -> bool {
             }
         }
         a
-    };
+    }
+}
+
+/// Runs a pass that makes one change at a time until it makes none, at most `rounds` times.
+fn repeat(f: &mut Func, rounds: usize, once: fn(&mut Func) -> bool) -> bool {
+    let mut changed = false;
+    for _ in 0..rounds {
+        if !once(f) {
+            break;
+        }
+        changed = true;
+    }
+    changed
+}
+
+/// Code hoisting (O2): a cheap pure computation made in blocks none of which dominates the
+/// others (the two arms of an `if`, two `if`s on the same condition) is made once at the end
+/// of their nearest common dominator, when its operands are available there. The value is
+/// then computed on every path through that block: only one-instruction arithmetic moves
+/// (no division, which may trap, and no comparison, which LIR keeps where it is tested).
+pub fn hoist(f: &mut Func) -> bool {
+    // Each round may make the operands of another computation available.
+    repeat(f, 4, hoist_once)
+}
+
+fn hoist_once(f: &mut Func) -> bool {
+    let idom = f.dominators();
+    let nca = common_dominator(f, &idom);
+    let rpo = f.reverse_postorder();
     let mut def_block: HashMap<Value, BlockId> = HashMap::new();
     for (b, block) in f.blocks.iter().enumerate() {
         for phi in &block.phis {
@@ -940,7 +953,7 @@ fn hoist_once(f: &mut Func) -> bool {
         if g.len() < 2 {
             continue;
         }
-        let target = g.iter().map(|(b, _)| *b).reduce(nca).unwrap_or(BlockId(0));
+        let target = g.iter().map(|(b, _)| *b).reduce(&nca).unwrap_or(BlockId(0));
         // Only where no member's block is the target (CSE handles dominating ones).
         if g.iter().any(|(b, _)| *b == target || Func::dominates(&idom, *b, target)) {
             continue;
@@ -1740,22 +1753,7 @@ pub fn seed_accumulators(f: &mut Func) -> bool {
 /// dominator of its uses, before the first of them there, but never into a loop.
 pub fn sink_specials(f: &mut Func) -> bool {
     let idom = f.dominators();
-    let rpo = f.reverse_postorder();
-    let mut order = vec![usize::MAX; f.blocks.len()];
-    for (i, b) in rpo.iter().enumerate() {
-        order[b.0 as usize] = i;
-    }
-    let nca = |mut a: BlockId, mut b: BlockId| {
-        while a != b {
-            while order[a.0 as usize] > order[b.0 as usize] {
-                a = idom[a.0 as usize].unwrap_or(BlockId(0));
-            }
-            while order[b.0 as usize] > order[a.0 as usize] {
-                b = idom[b.0 as usize].unwrap_or(BlockId(0));
-            }
-        }
-        a
-    };
+    let nca = common_dominator(f, &idom);
     let loops = natural_loops(f);
     let in_loops = |b: BlockId| -> Vec<BlockId> {
         loops.iter().filter(|(_, body)| body.contains(&b)).map(|(h, _)| *h).collect()
@@ -1785,7 +1783,7 @@ pub fn sink_specials(f: &mut Func) -> bool {
                 at.push(BlockId(b as u32));
             }
         }
-        let Some(target) = at.iter().copied().reduce(nca) else { continue };
+        let Some(target) = at.iter().copied().reduce(&nca) else { continue };
         let outer = in_loops(from);
         if in_loops(target).iter().any(|h| !outer.contains(h)) {
             continue;
@@ -1815,14 +1813,7 @@ fn def_of(f: &Func, v: Value) -> Option<&Op> {
 /// its operands are (after the last of them). Its operands then die earlier, and one value
 /// instead of two or more is held through the loop (`out + 4 i` for a store after it).
 pub fn evaluate_early(f: &mut Func) -> bool {
-    let mut changed = false;
-    for _ in 0..8 {
-        if !evaluate_early_once(f) {
-            break;
-        }
-        changed = true;
-    }
-    changed
+    repeat(f, 8, evaluate_early_once)
 }
 
 fn evaluate_early_once(f: &mut Func) -> bool {
@@ -1984,14 +1975,7 @@ pub fn single_latch(f: &mut Func) -> bool {
 /// two ways in apart with a `select` on the first test. One test and one branch fewer on
 /// the path that goes on.
 pub fn merge_exits(f: &mut Func) -> bool {
-    let mut changed = false;
-    for _ in 0..16 {
-        if !merge_exits_once(f) {
-            break;
-        }
-        changed = true;
-    }
-    changed
+    repeat(f, 16, merge_exits_once)
 }
 
 fn merge_exits_once(f: &mut Func) -> bool {
