@@ -1,0 +1,318 @@
+//! Code motion that shortens live ranges (O2): accumulator seeding, special registers read
+//! where needed, early evaluation before loops, and store sinking.
+
+use std::collections::HashMap;
+
+use super::*;
+use crate::hir::{BinOp, Scalar, Ty};
+use crate::mir::{BlockId, Func, Inst, Op, Phi, Term, Value};
+
+// -------------------------------------------------------------------------------------------
+// Shorter live ranges across loops (O2).
+
+/// Accumulator seeding: an integer sum over a loop, `acc = phi(init, acc + x)`, read after
+/// the loop only as `acc + q` with one loop-invariant q, starts at `init + q` instead (and
+/// those reads become `acc`). q is then not kept through the loop: integer addition wraps,
+/// so the sums are the same bits in any order.
+pub fn seed_accumulators(f: &mut Func) -> bool {
+    let mut changed = false;
+    let preds = f.predecessors();
+    for (header, body) in natural_loops(f) {
+        let Some((pre, latch)) = simple_loop(f, &preds, header, &body) else { continue };
+        let idom = f.dominators();
+        let phis = f.blocks[header.0 as usize].phis.clone();
+        for phi in phis {
+            let Some(s) = scalar_of(f, phi.dst).filter(|s| s.is_int()) else { continue };
+            let arg = |b: BlockId| phi.args.iter().find(|(x, _)| *x == b).map(|(_, v)| *v);
+            let (Some(init), Some(next)) = (arg(pre), arg(latch)) else { continue };
+            // Every reader of acc and of next, with the block it is in.
+            let mut readers: Vec<(BlockId, Option<Value>, Op)> = Vec::new();
+            let mut other = false;
+            for (b, blk) in f.blocks.iter().enumerate() {
+                for p in &blk.phis {
+                    let n = p.args.iter().filter(|(_, v)| *v == phi.dst || *v == next).count();
+                    // Only the loop's own phi may read next.
+                    if n > 0 && !(p.dst == phi.dst && n == 1) {
+                        other = true;
+                    }
+                }
+                for i in &blk.insts {
+                    if i.op.operands().iter().any(|v| *v == phi.dst || *v == next) {
+                        readers.push((BlockId(b as u32), i.dst, i.op.clone()));
+                    }
+                }
+                if let Term::Branch(c, _, _) = blk.term
+                    && (c == phi.dst || c == next)
+                {
+                    other = true;
+                }
+            }
+            if other {
+                continue;
+            }
+            // next = acc + x, in the loop; the other readers `acc + q` after it.
+            let mut q: Option<Value> = None;
+            let mut uses_after: Vec<Value> = Vec::new();
+            let mut ok = false;
+            for (b, dst, op) in &readers {
+                match (dst, op) {
+                    (Some(d), Op::Binary(BinOp::Add, a, x)) if *d == next && body.contains(b) => {
+                        ok = (*a == phi.dst) != (*x == phi.dst);
+                    }
+                    (Some(d), Op::Binary(BinOp::Add, a, x)) if !body.contains(b) => {
+                        let other_side = if *a == phi.dst { *x } else { *a };
+                        if (*a == phi.dst) == (*x == phi.dst) || q.is_some_and(|q| q != other_side)
+                        {
+                            ok = false;
+                            uses_after.clear();
+                            break;
+                        }
+                        q = Some(other_side);
+                        uses_after.push(*d);
+                    }
+                    _ => {
+                        uses_after.clear();
+                        ok = false;
+                        break;
+                    }
+                }
+            }
+            let Some(q) = q else { continue };
+            // q is defined before the loop (its definition dominates the preheader).
+            let q_at = f.blocks.iter().enumerate().find_map(|(b, blk)| {
+                (blk.insts.iter().any(|i| i.dst == Some(q)) || blk.phis.iter().any(|p| p.dst == q))
+                    .then_some(BlockId(b as u32))
+            });
+            if !ok
+                || uses_after.is_empty()
+                || !q_at.is_some_and(|at| Func::dominates(&idom, at, pre))
+            {
+                continue;
+            }
+            let seeded = if matches!(def_of(f, init), Some(Op::Int(0))) {
+                q
+            } else {
+                f.types.push(Ty::Scalar(s));
+                let v = Value(f.types.len() as u32 - 1);
+                let span = f.blocks[pre.0 as usize].insts.last().map_or(0..0, |i| i.span.clone());
+                f.blocks[pre.0 as usize].insts.push(Inst {
+                    dst: Some(v),
+                    op: Op::Binary(BinOp::Add, init, q),
+                    span,
+                });
+                v
+            };
+            for p in &mut f.blocks[header.0 as usize].phis {
+                if p.dst == phi.dst {
+                    for (b, v) in &mut p.args {
+                        if *b == pre {
+                            *v = seeded;
+                        }
+                    }
+                }
+            }
+            let subst: HashMap<Value, Value> = uses_after.iter().map(|d| (*d, phi.dst)).collect();
+            for blk in &mut f.blocks {
+                blk.insts.retain(|i| i.dst.is_none_or(|d| !subst.contains_key(&d)));
+            }
+            substitute(f, &subst);
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// Special registers are read where they are first needed (they cost one instruction
+/// anywhere, and a register from the read to the use): each moves to the nearest common
+/// dominator of its uses, before the first of them there, but never into a loop.
+pub fn sink_specials(f: &mut Func) -> bool {
+    let idom = f.dominators();
+    let nca = common_dominator(f, &idom);
+    let loops = natural_loops(f);
+    let in_loops = |b: BlockId| -> Vec<BlockId> {
+        loops.iter().filter(|(_, body)| body.contains(&b)).map(|(h, _)| *h).collect()
+    };
+    let specials: Vec<(BlockId, Value)> = f
+        .blocks
+        .iter()
+        .enumerate()
+        .flat_map(|(b, blk)| {
+            blk.insts.iter().filter_map(move |i| match (i.dst, &i.op) {
+                (Some(d), Op::Special(_)) => Some((BlockId(b as u32), d)),
+                _ => None,
+            })
+        })
+        .collect();
+    let mut changed = false;
+    for (from, v) in specials {
+        // The blocks that read it (a phi reads at the end of its predecessor).
+        let mut at: Vec<BlockId> = Vec::new();
+        for (b, blk) in f.blocks.iter().enumerate() {
+            for p in &blk.phis {
+                at.extend(p.args.iter().filter(|(_, a)| *a == v).map(|(x, _)| *x));
+            }
+            let reads = blk.insts.iter().any(|i| i.op.operands().contains(&v))
+                || matches!(blk.term, Term::Branch(c, _, _) if c == v);
+            if reads {
+                at.push(BlockId(b as u32));
+            }
+        }
+        let Some(target) = at.iter().copied().reduce(&nca) else { continue };
+        let outer = in_loops(from);
+        if in_loops(target).iter().any(|h| !outer.contains(h)) {
+            continue;
+        }
+        let Some(k) = f.blocks[from.0 as usize].insts.iter().position(|i| i.dst == Some(v)) else {
+            continue;
+        };
+        let inst = f.blocks[from.0 as usize].insts.remove(k);
+        let tb = &mut f.blocks[target.0 as usize].insts;
+        let first = tb.iter().position(|i| i.op.operands().contains(&v)).unwrap_or(tb.len());
+        if target == from && first == k {
+            tb.insert(k, inst);
+            continue;
+        }
+        tb.insert(first, inst);
+        changed = true;
+    }
+    changed
+}
+
+pub(super) fn def_of(f: &Func, v: Value) -> Option<&Op> {
+    f.blocks.iter().flat_map(|b| &b.insts).find(|i| i.dst == Some(v)).map(|i| &i.op)
+}
+
+/// Early evaluation: a cheap pure computation after a loop whose operands are all defined
+/// before it, and are read by nothing after the loop's start but this, is made as soon as
+/// its operands are (after the last of them). Its operands then die earlier, and one value
+/// instead of two or more is held through the loop (`out + 4 i` for a store after it).
+pub fn evaluate_early(f: &mut Func) -> bool {
+    repeat(f, 8, evaluate_early_once)
+}
+
+pub(super) fn evaluate_early_once(f: &mut Func) -> bool {
+    let preds = f.predecessors();
+    let loops = natural_loops(f);
+    let idom = f.dominators();
+    let mut def_block: HashMap<Value, BlockId> = HashMap::new();
+    let mut def_at: HashMap<Value, usize> = HashMap::new();
+    for (b, blk) in f.blocks.iter().enumerate() {
+        for p in &blk.phis {
+            def_block.insert(p.dst, BlockId(b as u32));
+        }
+        for (k, i) in blk.insts.iter().enumerate() {
+            if let Some(d) = i.dst {
+                def_block.insert(d, BlockId(b as u32));
+                def_at.insert(d, k);
+            }
+        }
+    }
+    for (header, body) in &loops {
+        let Some((pre, _)) = simple_loop(f, &preds, *header, body) else { continue };
+        // Blocks after the loop: dominated by the header, outside the loop.
+        for (b, blk) in f.blocks.iter().enumerate() {
+            let bid = BlockId(b as u32);
+            if body.contains(&bid) || !Func::dominates(&idom, *header, bid) {
+                continue;
+            }
+            for (k, inst) in blk.insts.iter().enumerate() {
+                let Some(d) = inst.dst else { continue };
+                let cheap = matches!(
+                    inst.op,
+                    Op::Binary(BinOp::Add | BinOp::Shl | BinOp::Mul | BinOp::Sub, ..)
+                ) && scalar_of(f, d).is_some_and(Scalar::is_int);
+                if !cheap {
+                    continue;
+                }
+                let ops = inst.op.operands();
+                let before =
+                    |v: &Value| def_block.get(v).is_some_and(|db| Func::dominates(&idom, *db, pre));
+                if !ops.iter().all(before) {
+                    continue;
+                }
+                // The operands that die here: read by nothing else at or after the loop.
+                let late_reader = |v: Value| {
+                    f.blocks.iter().enumerate().any(|(x, other)| {
+                        let xb = BlockId(x as u32);
+                        let after = Func::dominates(&idom, *header, xb);
+                        other.phis.iter().any(|p| p.args.iter().any(|(_, a)| *a == v))
+                            || (after
+                                && other.insts.iter().enumerate().any(|(j, i)| {
+                                    !(x == b && j == k) && i.op.operands().contains(&v)
+                                }))
+                            || (after && matches!(other.term, Term::Branch(c, _, _) if c == v))
+                    })
+                };
+                let dying = ops
+                    .iter()
+                    .filter(|v| !matches!(def_of(f, **v), Some(Op::Int(_))))
+                    .filter(|v| !late_reader(**v))
+                    .count();
+                if dying < 2 {
+                    continue;
+                }
+                // As early as its operands allow: after the last of them to be defined (their
+                // definitions dominate the preheader, so they lie on one chain of dominators).
+                let mut at_block = BlockId(0);
+                let mut at = 0usize;
+                for v in &ops {
+                    let db = def_block[v];
+                    let after = def_at.get(v).map_or(0, |k| k + 1);
+                    if Func::dominates(&idom, at_block, db) && (db != at_block || after > at) {
+                        if db != at_block {
+                            at = 0;
+                        }
+                        at_block = db;
+                        at = at.max(after);
+                    }
+                }
+                let _ = d;
+                let inst = f.blocks[b].insts.remove(k);
+                f.blocks[at_block.0 as usize].insts.insert(at, inst);
+                return true;
+            }
+        }
+    }
+    false
+}
+
+// -------------------------------------------------------------------------------------------
+// Store sinking (O2).
+
+/// Both arms of an `if`/`else` ending with a store to the same address become one store of
+/// a phi after the join: `if c: a[i] = x else: a[i] = y` stores once. The value then comes
+/// from a copy (or a constant set) in each arm, which if-conversion turns into guarded
+/// instructions, and no register holds the constant across the code around it.
+pub fn sink_stores(f: &mut Func) -> bool {
+    let mut changed = false;
+    let preds = f.predecessors();
+    for (j, from) in preds.iter().enumerate() {
+        let [a, b] = from.as_slice() else { continue };
+        let (a, b) = (*a, *b);
+        let join = BlockId(j as u32);
+        if a == b
+            || f.blocks[a.0 as usize].term != Term::Jump(join)
+            || f.blocks[b.0 as usize].term != Term::Jump(join)
+        {
+            continue;
+        }
+        let last = |x: BlockId| f.blocks[x.0 as usize].insts.last().map(|i| i.op.clone());
+        let (Some(Op::Store(sa, addr_a, va)), Some(Op::Store(sb, addr_b, vb))) = (last(a), last(b))
+        else {
+            continue;
+        };
+        if sa != sb || addr_a != addr_b || f.types[va.0 as usize] != f.types[vb.0 as usize] {
+            continue;
+        }
+        let span = f.blocks[a.0 as usize].insts.last().map(|i| i.span.clone()).unwrap_or(0..0);
+        f.blocks[a.0 as usize].insts.pop();
+        f.blocks[b.0 as usize].insts.pop();
+        f.types.push(f.types[va.0 as usize]);
+        let v = Value(f.types.len() as u32 - 1);
+        let var = f.blocks[j].phis.first().map(|p| p.var).unwrap_or(crate::hir::VarId(u32::MAX));
+        f.blocks[j].phis.push(Phi { dst: v, var, args: vec![(a, va), (b, vb)] });
+        f.blocks[j].insts.insert(0, Inst { dst: None, op: Op::Store(sa, addr_a, v), span });
+        changed = true;
+    }
+    changed
+}
