@@ -5,12 +5,12 @@
 //! - Here, O1: dead code elimination, common subexpression elimination over the dominator
 //!   tree (local and global at once), CFG simplification (merging a block into its only
 //!   predecessor when that predecessor jumps straight to it).
-//! - [`scalar`] (O2): sparse conditional constant propagation, strength reduction, algebraic
+//! - `scalar.rs` (O2): sparse conditional constant propagation, strength reduction, algebraic
 //!   identities, reassociation.
-//! - [`loops`]: one latch per loop, loop-invariant code motion and code hoisting,
+//! - `loops.rs`: one latch per loop, loop-invariant code motion and code hoisting,
 //!   induction-variable strength reduction with linear function test replacement, exit
 //!   merging and loop rotation (O2); full unrolling of counted loops (O3).
-//! - [`motion`] (O2): accumulator seeding, early evaluation, special registers read where
+//! - `motion.rs` (O2): accumulator seeding, early evaluation, special registers read where
 //!   needed, store sinking.
 //! - mem2reg is [`crate::mir::mem2reg`]: it shares SSA construction with MIR lowering.
 
