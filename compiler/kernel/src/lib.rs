@@ -2,7 +2,7 @@
 //! WAVE. The pipeline of `docs/kernels.md` (from the compiler design): frontend, HIR, MIR in SSA
 //! form, optimisation, LIR, register allocation, emission.
 //!
-//! The Python frontend ([`front`]) builds [`hir`]; [`mir`] is SSA with its verifier; [`opt`]
+//! The Python frontend ([`front`]) builds [`hir`](mod@hir); [`mir`] is SSA with its verifier; [`opt`]
 //! holds the passes of `-O0` to `-O3`; [`lir`] is out of SSA with structured control flow;
 //! [`regalloc`] colours registers (with coalescing, spilling and a checker); [`emit`] prints
 //! assembly, assembles it and points the line table into the kernel source. [`compile`] runs
