@@ -5,8 +5,8 @@ import wave
 def private_arrays(data: u32[:], vals: f32[:], out: u32[:], sums: f32[:], n: u32):
     """Arrays of each thread's own: an 8-bin histogram indexed by the data (kept in the
     thread's frame of Local Memory), and a window of 4 values indexed by constants and
-    counted loops (registers once mem2reg runs; at -O2 after loops are unrolled at -O3),
-    written on both sides of a branch."""
+    a counted loop, written on both sides of a branch: in registers at -O3, where the loop
+    is unrolled and mem2reg promotes the array; in the frame below that."""
     i = wave.global_id()
     if i >= n:
         return
