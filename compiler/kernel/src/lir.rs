@@ -268,6 +268,14 @@ fn param_type(ty: Ty) -> Option<&'static str> {
     }
 }
 
+/// `device_load.u32`, `local_store.u16`, ...: the instruction that moves a value of type
+/// `ty` to or from `space` (`what` is `load` or `store`); private arrays are in Local Memory.
+fn memory_mnemonic(space: Space, what: &str, ty: Scalar) -> String {
+    let place = if space == Space::Device { "device" } else { "local" };
+    let width = if ty == Scalar::F16 { "u16" } else { "u32" };
+    format!("{place}_{what}.{width}")
+}
+
 fn special_name(s: Special) -> &'static str {
     let pick = |d: u8, names: [&'static str; 3]| names[usize::from(d.min(2))];
     match s {
@@ -323,6 +331,20 @@ impl<'f> Lower<'f> {
 
     fn src(&mut self, v: Value) -> Arg {
         Arg::Use(self.reg(v))
+    }
+
+    /// The address operand of a load or store: a private array's element, or a byte address.
+    fn memory_address(
+        &mut self,
+        space: Space,
+        addr: Value,
+        out: &mut Vec<Inst>,
+        span: &Span,
+    ) -> Arg {
+        match space {
+            Space::Private(v) => self.private_address(v, addr, out, span),
+            _ => self.address(addr),
+        }
     }
 
     /// The Local Memory address of element `index` of private array `var`: in this
@@ -691,37 +713,19 @@ impl<'f> Lower<'f> {
                 ));
             }
             Op::Load(space, addr) => {
-                let half = dscalar == Scalar::F16;
-                let m = match (space, half) {
-                    (Space::Device, false) => "device_load.u32",
-                    (Space::Device, true) => "device_load.u16",
-                    (Space::Local | Space::Private(_), false) => "local_load.u32",
-                    (Space::Local | Space::Private(_), true) => "local_load.u16",
-                };
-                let a = match space {
-                    Space::Private(v) => self.private_address(*v, *addr, out, span),
-                    _ => self.address(*addr),
-                };
-                out.push(Inst::new(Kind::Op, m, vec![Arg::Def(d), a], span));
+                let m = memory_mnemonic(*space, "load", dscalar);
+                let a = self.memory_address(*space, *addr, out, span);
+                out.push(Inst::new(Kind::Op, &m, vec![Arg::Def(d), a], span));
             }
             Op::Store(space, addr, x) => {
                 if self.scalar(*x) == Scalar::F64 {
                     self.unsupported(span, "`f64` values cannot be stored yet".into());
                     return;
                 }
-                let half = self.scalar(*x) == Scalar::F16;
-                let m = match (space, half) {
-                    (Space::Device, false) => "device_store.u32",
-                    (Space::Device, true) => "device_store.u16",
-                    (Space::Local | Space::Private(_), false) => "local_store.u32",
-                    (Space::Local | Space::Private(_), true) => "local_store.u16",
-                };
-                let a = match space {
-                    Space::Private(v) => self.private_address(*v, *addr, out, span),
-                    _ => self.address(*addr),
-                };
+                let m = memory_mnemonic(*space, "store", self.scalar(*x));
+                let a = self.memory_address(*space, *addr, out, span);
                 let x = self.src(*x);
-                out.push(Inst::new(Kind::Op, m, vec![a, x], span));
+                out.push(Inst::new(Kind::Op, &m, vec![a, x], span));
             }
             Op::Atomic(op, space, addr, x) => {
                 let name = match op {
