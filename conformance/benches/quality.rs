@@ -13,17 +13,6 @@ use std::path::PathBuf;
 use wave_conformance::Case;
 use wave_kernel::opt::Level;
 
-const KERNELS: [&str; 8] = [
-    "vector_add",
-    "saxpy",
-    "reduction",
-    "histogram",
-    "prefix_sum",
-    "sgemm",
-    "transpose",
-    "divergent_loop",
-];
-
 /// R and wave-instructions of a case's kernel at W = 32.
 fn measure(case: &Case) -> (u16, u64) {
     let assembly = wave_asm::assemble(&case.source, &case.source_name);
@@ -56,7 +45,7 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|---|");
     let mut misses = Vec::new();
-    for name in KERNELS {
+    for name in wave_conformance::KERNEL_SET {
         let hand = Case::load(&root.join("handwritten").join(format!("{name}.toml")))
             .expect("hand-written case");
         let python =

@@ -19,6 +19,19 @@ pub const MAX_DEVICE_MEMORY: usize = 256 << 20;
 /// Default instruction budget of a case, in wave-instructions.
 pub const DEFAULT_MAX_STEPS: u64 = 50_000_000;
 
+/// The kernels of the compiler's quality benchmark: each is a Python case in
+/// `kernels/python/` with a hand-written twin in `kernels/handwritten/`.
+pub const KERNEL_SET: [&str; 8] = [
+    "vector_add",
+    "saxpy",
+    "reduction",
+    "histogram",
+    "prefix_sum",
+    "sgemm",
+    "transpose",
+    "divergent_loop",
+];
+
 /// Element types of typed lists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Elem {

@@ -48,16 +48,7 @@ fn every_kernel_case_passes_at_every_level_and_width() {
 
 #[test]
 fn the_python_set_has_every_kernel_of_the_issue() {
-    for name in [
-        "vector_add",
-        "saxpy",
-        "reduction",
-        "histogram",
-        "prefix_sum",
-        "sgemm",
-        "transpose",
-        "divergent_loop",
-    ] {
+    for name in wave_conformance::KERNEL_SET {
         let path = kernels().join("python").join(format!("{name}.toml"));
         let case = wave_conformance::Case::load(&path).expect("the case reads");
         assert_eq!(case.wave_widths, vec![8, 16, 32, 64], "{name} runs at every width");
@@ -66,16 +57,7 @@ fn the_python_set_has_every_kernel_of_the_issue() {
 
 #[test]
 fn every_python_kernel_has_a_hand_written_twin_with_the_same_case() {
-    for name in [
-        "vector_add",
-        "saxpy",
-        "reduction",
-        "histogram",
-        "prefix_sum",
-        "sgemm",
-        "transpose",
-        "divergent_loop",
-    ] {
+    for name in wave_conformance::KERNEL_SET {
         let load = |dir: &str| {
             wave_conformance::Case::load(&kernels().join(dir).join(format!("{name}.toml")))
                 .expect("the case reads")
