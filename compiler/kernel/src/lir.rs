@@ -1539,6 +1539,11 @@ pub fn rematerialize(lir: &mut Lir) {
 }
 
 /// Instructions an `if` arm may hold to become guarded instructions.
+/// A copy, or a constant set again (what a phi's incoming value becomes).
+fn is_copy(i: &Inst) -> bool {
+    guardable(i) && (i.kind == Kind::Copy || (i.kind == Kind::Op && i.mnemonic == "mov_imm"))
+}
+
 fn guardable(i: &Inst) -> bool {
     matches!(i.kind, Kind::Op | Kind::Copy | Kind::Const)
         && i.guard.is_none()
@@ -1830,7 +1835,41 @@ pub fn upper_bounds(f: &Func) -> Vec<u64> {
                 BinOp::And => go(a).min(go(b)),
                 BinOp::Shr => konst(b).map_or(go(a), |k| go(a) >> (k & 31)),
                 BinOp::Div => konst(b).filter(|c| *c > 0).map_or(go(a), |c| go(a) / c),
-                BinOp::Add => go(a).saturating_add(go(b)),
+                BinOp::Add => {
+                    // A counter stepped at the top of its loop: `v = phi(start - step, v) +
+                    // step`, tested `v < b` at the header.
+                    let at_top = (|| {
+                        let step = konst(b)?;
+                        let (h, phi) = phi_of.get(a)?;
+                        let Term::Branch(c, body, _) = f.blocks[h.0 as usize].term else {
+                            return None;
+                        };
+                        let Some(Op::Binary(BinOp::Lt, x, limit)) = def[c.0 as usize] else {
+                            return None;
+                        };
+                        let [(p0, a0), (p1, a1)] = phi.args.as_slice() else { return None };
+                        let start = match (*a0 == v, *a1 == v) {
+                            (false, true) if Func::dominates(idom, body, *p1) => *a0,
+                            (true, false) if Func::dominates(idom, body, *p0) => *a1,
+                            _ => return None,
+                        };
+                        if *x != v || step >= 1 << 20 {
+                            return None;
+                        }
+                        // The first value: start - step + step.
+                        let first = match def[start.0 as usize] {
+                            Some(Op::Int(s)) => ((*s as u64).wrapping_add(step)) & ALL,
+                            Some(Op::Binary(BinOp::Add, s, k))
+                                if konst(k).map(|k| (k + step) & ALL) == Some(0) =>
+                            {
+                                go(s)
+                            }
+                            _ => return None,
+                        };
+                        Some(first.max(go(limit).saturating_add(step)))
+                    })();
+                    at_top.unwrap_or_else(|| go(a).saturating_add(go(b)))
+                }
                 BinOp::Mul => go(a).saturating_mul(go(b)),
                 BinOp::Shl => match konst(b) {
                     Some(k) if k < 32 => go(a).saturating_mul(1 << k),
@@ -2269,7 +2308,10 @@ impl Structurer<'_, '_> {
         match to {
             Node::Latch => {
                 let code = self.latch_code();
-                if code.is_empty() {
+                if code.iter().all(is_copy) {
+                    // Copies into the header's phis (or nothing): made where the way out is
+                    // taken, then back to the top.
+                    self.guarded(code, c);
                     self.escape_if(Node::Cont, c, span);
                 } else {
                     self.out.push(Inst::new(Kind::If, "if", vec![Arg::PUse(c.0, c.1)], span));
@@ -2296,19 +2338,57 @@ impl Structurer<'_, '_> {
         }
     }
 
+    /// Whether the innermost loop's latch holds only copies (or nothing): a way to it can
+    /// then be `continue p`, with the copies made under `p` first.
+    fn latch_copies_only(&self) -> bool {
+        self.latch_code().iter().all(is_copy)
+    }
+
+    /// Whether the way from `arm` to `stop` is a few plain instructions in a row, which
+    /// if-conversion turns into guarded instructions: no loop, branch or way out.
+    fn straight_to(&self, mut arm: Node, stop: Node) -> bool {
+        let mut count = 0;
+        for _ in 0..self.succ.len() + 1 {
+            if arm == stop {
+                return true;
+            }
+            let Node::Block(b) = arm else { return false };
+            let code = &self.l.code[b.0 as usize];
+            count += code.iter().filter(|i| i.kind != Kind::Copy).count();
+            if self.header[b.0 as usize] || count > 6 || !code.iter().all(guardable) {
+                return false;
+            }
+            arm = match self.l.f.blocks[b.0 as usize].term {
+                Term::Jump(t) => self.resolve(t),
+                _ => return false,
+            };
+        }
+        false
+    }
+
+    /// Whether to leave for `to` where a branch's condition says so, rather than wrap the
+    /// other arm (`other`) in an `if`: always for `break`, `return` and `continue` past the
+    /// rest of the body; for the end of the body (`to` is `stop`), when the latch holds
+    /// only copies and the other arm is more than if-conversion would take.
+    fn escape_pays(&self, to: Node, other: Node, stop: Node) -> bool {
+        let can_leave = match to {
+            Node::Brk | Node::Ret | Node::Cont => true,
+            Node::Latch => self.latch_copies_only(),
+            _ => false,
+        };
+        let other_is_long = matches!(other, Node::Block(_)) && !self.straight_to(other, stop);
+        can_leave && other != to && (to != stop || other_is_long)
+    }
+
     /// A block of a few plain instructions (phi copies, mostly) that then leaves the loop or
     /// the kernel: its code and where it goes.
-    fn copies_then_escape(&self, arm: Node, stop: Node) -> Option<(Vec<Inst>, Node)> {
+    fn code_then_escape(&self, arm: Node, other: Node, stop: Node) -> Option<(Vec<Inst>, Node)> {
         let Node::Block(b) = arm else { return None };
         if self.header[b.0 as usize] || self.emitted[b.0 as usize] {
             return None;
         }
         let code = &self.l.code[b.0 as usize];
-        let copy = |i: &Inst| {
-            guardable(i)
-                && (i.kind == Kind::Copy || (i.kind == Kind::Op && i.mnemonic == "mov_imm"))
-        };
-        if code.is_empty() || code.len() > 6 || !code.iter().all(copy) {
+        if code.is_empty() || code.len() > 6 || !code.iter().all(guardable) {
             return None;
         }
         let to = match self.l.f.blocks[b.0 as usize].term {
@@ -2316,12 +2396,16 @@ impl Structurer<'_, '_> {
             Term::Return => Node::Ret,
             Term::Branch(..) => return None,
         };
-        (matches!(to, Node::Cont | Node::Brk | Node::Ret) && to != stop).then(|| (code.clone(), to))
+        self.escape_pays(to, other, stop).then(|| (code.clone(), to))
     }
 
-    /// Emits `code` under `guard`; a register it writes that nothing else reads (a phi of
-    /// the block the code comes from) need not keep its old value.
+    /// Emits `code` under `guard`, before a way out taken under the same guard; a register
+    /// it writes that nothing else reads (a phi of the block the code comes from) need not
+    /// keep its old value, nor does a phi's incoming copy: the lanes that stay write it
+    /// again on their own way to the phi's block.
     fn guarded(&mut self, code: Vec<Inst>, guard: (Pred, bool)) {
+        let phi_copies: std::collections::HashSet<Reg> =
+            self.l.phi_copy.values().copied().collect();
         let reads_elsewhere = |d: Reg, code: &[Inst], l: &Lower<'_>| {
             let total: usize =
                 l.code.iter().flatten().map(|i| i.uses().filter(|u| *u == d).count()).sum();
@@ -2334,8 +2418,9 @@ impl Structurer<'_, '_> {
             i.guard = Some(guard);
             i.guard_kills = i.defs().next().is_some()
                 && i.defs().all(|d| {
-                    !reads_elsewhere(d, &code, self.l)
-                        && code[..=k].iter().all(|x| !x.uses().any(|u| u == d))
+                    phi_copies.contains(&d)
+                        || (!reads_elsewhere(d, &code, self.l)
+                            && code[..=k].iter().all(|x| !x.uses().any(|u| u == d)))
                 });
             self.out.push(i);
         }
@@ -2435,20 +2520,20 @@ impl Structurer<'_, '_> {
                     let mut pre = Vec::new();
                     let cond = self.l.cond(c, &mut pre, &span);
                     self.out.extend(pre);
-                    if let Some((code, to)) = self.copies_then_escape(t, stop) {
-                        // Copies for the way out, run where it is taken, then leave.
+                    if let Some((code, to)) = self.code_then_escape(t, f, stop) {
+                        // The way out's code, run where it is taken, then leave.
                         self.guarded(code, cond);
                         self.escape_if(to, cond, &span);
                         f
-                    } else if let Some((code, to)) = self.copies_then_escape(f, stop) {
+                    } else if let Some((code, to)) = self.code_then_escape(f, t, stop) {
                         let neg = (cond.0, !cond.1);
                         self.guarded(code, neg);
                         self.escape_if(to, neg, &span);
                         t
-                    } else if Self::is_escape(t) && t != stop {
+                    } else if Self::is_escape(t) && self.escape_pays(t, f, stop) {
                         self.escape_if(t, cond, &span);
                         f
-                    } else if Self::is_escape(f) && f != stop {
+                    } else if Self::is_escape(f) && self.escape_pays(f, t, stop) {
                         self.escape_if(f, (cond.0, !cond.1), &span);
                         t
                     } else {

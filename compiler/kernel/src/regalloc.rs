@@ -115,8 +115,11 @@ pub fn liveness(insts: &[Inst], succ: &[Vec<usize>], nregs: usize) -> Vec<Vec<u6
 /// Whether, after instruction `at`, register `r` is read only in the lanes where `guard`
 /// holds until it dies or a write under the other guard merges it: straight-line guarded
 /// code, with the guard's predicate unchanged. Its value in the other lanes is then dead.
+/// A way out on either guard (`continue p`, `break p`, `@p halt`) ends the question when
+/// the lanes that take it, or those that stay, no longer need `r`.
 fn lanes_only(
     insts: &[Inst],
+    succ: &[Vec<usize>],
     live_out: &[Vec<u64>],
     r: Reg,
     at: usize,
@@ -124,10 +127,31 @@ fn lanes_only(
 ) -> bool {
     let live =
         |j: usize| live_out[j].get(r as usize / 64).is_some_and(|w| w & (1 << (r % 64)) != 0);
+    // Live on entry to instruction j.
+    let live_in = |j: usize| {
+        j < insts.len()
+            && (insts[j].uses().any(|u| u == r) || (live(j) && !insts[j].defs().any(|d| d == r)))
+    };
     if !live(at) {
         return true;
     }
     for (j, x) in insts.iter().enumerate().skip(at + 1) {
+        let escape = match (x.kind, x.args.first()) {
+            (Kind::Continue | Kind::Break, Some(Arg::PUse(p, n))) => Some((*p, *n)),
+            (Kind::Halt, _) => x.guard,
+            _ => None,
+        };
+        if let Some(e) = escape {
+            let target = succ[j].iter().copied().find(|&t| t != j + 1);
+            return if e == guard {
+                // The guard's lanes leave: the others must not need r.
+                !live_in(j + 1)
+            } else {
+                // The other lanes leave: where they go, r must be dead; the lanes that stay
+                // are the guard's.
+                e == (guard.0, !guard.1) && target.is_none_or(|t| !live_in(t))
+            };
+        }
         if !matches!(x.kind, Kind::Op | Kind::Copy | Kind::Const)
             || x.pred_defs().any(|q| q == guard.0)
         {
@@ -552,8 +576,8 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
                     // A guarded write and a value needed only in the other lanes can share a
                     // register (if-converted arms updating a variable in place).
                     if let (Some((p, n)), true) = (inst.guard, inst.guard_kills)
-                        && lanes_only(&lir.insts, &live_out, l, i, (p, !n))
-                        && lanes_only(&lir.insts, &live_out, d, i, (p, n))
+                        && lanes_only(&lir.insts, &succ, &live_out, l, i, (p, !n))
+                        && lanes_only(&lir.insts, &succ, &live_out, d, i, (p, n))
                     {
                         continue;
                     }
@@ -958,10 +982,44 @@ pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
             let c = usize::from(alloc.pred.get(p as usize).copied().unwrap_or(0));
             st.preds[c] = vec![p];
         }
-        for &s in &succ[i] {
+        // A way out taken where a guard holds (`continue p`, `break p`, `@p halt`): the lanes
+        // that take it are those where the guard holds, and the others go on.
+        let escape = match (inst.kind, inst.args.first()) {
+            (Kind::Continue | Kind::Break, Some(Arg::PUse(p, neg))) => Some((*p, *neg)),
+            (Kind::Halt, _) => inst.guard,
+            _ => None,
+        };
+        // (`icmp.eq p, any, any` then `break p`: every lane leaves, nothing goes on.)
+        let always = i > 0
+            && matches!(inst.args.first(), Some(Arg::PUse(p, false))
+                if lir.insts[i - 1].guard.is_none()
+                    && lir.insts[i - 1].args == [Arg::PDef(*p), Arg::Any, Arg::Any]);
+        let targets = &succ[i];
+        for &s in targets {
+            if always && escape.is_some() && s == i + 1 && targets.iter().any(|&t| t != i + 1) {
+                continue;
+            }
+            let lanes = match escape {
+                Some(g) if targets.iter().filter(|&&t| t == s).count() == 1 => {
+                    Some(if s == i + 1 { (g.0, !g.1) } else { g })
+                }
+                _ => None,
+            };
+            let edge = match lanes {
+                None => None,
+                Some(g) => {
+                    let mut e = st.clone();
+                    for h in &mut e.regs {
+                        h.retain(|(_, t)| t.is_none() || *t == Some(g));
+                        h.iter_mut().for_each(|(_, t)| *t = None);
+                    }
+                    Some(e)
+                }
+            };
+            let st = edge.as_ref().unwrap_or(&st);
             let merged = match &into[s] {
                 None => st.clone(),
-                Some(old) => meet(old, &st),
+                Some(old) => meet(old, st),
             };
             if into[s].as_ref() != Some(&merged) {
                 into[s] = Some(merged);

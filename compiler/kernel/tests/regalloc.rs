@@ -223,3 +223,56 @@ fn if_converted_arms_update_their_variables_in_place() {
         );
     }
 }
+
+#[test]
+fn a_continue_leaves_the_iteration_without_wrapping_the_rest_in_an_if() {
+    // The counter steps at the top, so the end of the body holds only copies (which
+    // coalesce): each `continue` is `continue p` on its test, with the code of a short arm
+    // that ends the iteration (`s += j * j`) under the same guard.
+    let text = "import wave\n\n@wave.kernel(workgroup=32)\ndef k(out: u32[:], n: u32, m: u32):\n    i = wave.global_id()\n    s: u32 = 0\n    for j in range(i % 23 + 1):\n        if j % 3 == 2:\n            continue\n        if s > n:\n            break\n        if (j & 4) == 0:\n            s += j * j\n            continue\n        for q in range(j):\n            if q == m:\n                break\n            s += q\n    out[i] = s\n";
+    let (out, d) = wave_kernel::compile(text, Language::Python, "k.py", Options::default());
+    let out = out.unwrap_or_else(|| panic!("{d:?}"));
+    let asm = &out.asm;
+    let outer = &asm[asm.find("    loop").expect("a loop")..];
+    let lines: Vec<&str> = outer.lines().map(str::trim).collect();
+    assert!(!lines.iter().any(|l| l.starts_with("if ") || *l == "endif"), "{asm}");
+    assert_eq!(lines.iter().filter(|l| l.starts_with("continue ")).count(), 2, "{asm}");
+    assert!(lines.iter().any(|l| l.starts_with("@") && l.contains("imad")), "{asm}");
+    // `j % 3` is one `imod`: the counter stepped at the top is still known to be small.
+    assert!(!outer.contains("idiv"), "{asm}");
+    // And it computes the sums, for m past every trip count and for a break at q == 2.
+    for m in [100u32, 2] {
+        let mut device = vec![0u8; 512];
+        let dispatch = wave_emulator::Dispatch {
+            grid: [2, 1, 1],
+            wave_width: 16,
+            args: vec![("out".into(), 0), ("n".into(), 150), ("m".into(), m)],
+            ..Default::default()
+        };
+        wave_emulator::run(&out.module, &dispatch, &mut device).expect("runs");
+        for i in 0..64u32 {
+            let mut s = 0u32;
+            for j in 0..i % 23 + 1 {
+                if j % 3 == 2 {
+                    continue;
+                }
+                if s > 150 {
+                    break;
+                }
+                if j & 4 == 0 {
+                    s += j * j;
+                    continue;
+                }
+                for q in 0..j {
+                    if q == m {
+                        break;
+                    }
+                    s += q;
+                }
+            }
+            let at = i as usize * 4;
+            let got = u32::from_le_bytes(device[at..at + 4].try_into().unwrap());
+            assert_eq!(got, s, "i = {i}, m = {m}");
+        }
+    }
+}

@@ -108,6 +108,7 @@ pub fn passes(level: Level) -> Vec<Pass> {
             ("merge-exits", merge_exits),
             ("merge-counted-exits", merge_counted_exits),
             ("rotate", rotate),
+            ("step-at-top", step_at_top),
             ("sccp", sccp),
             ("dce", dce),
             ("simplify-cfg", simplify_cfg),
