@@ -152,17 +152,23 @@ pub fn compile_kernel(k: &hir::Kernel, options: Options) -> Result<Kernel, Box<D
     }
     // With comparisons held in predicates first; if that needs more than four at once, again
     // with every comparison made where it is tested.
-    match back_end(k, &f, options, true) {
-        Err(e) if e.message.contains("predicates at once") => back_end(k, &f, options, false),
-        other => other,
+    let mut result = back_end(k, &f, options, lir::Hold::Operands);
+    for fewer in [lir::Hold::Conditions, lir::Hold::Nothing] {
+        match &result {
+            Err(e) if e.message.contains("predicates at once") => {
+                result = back_end(k, &f, options, fewer)
+            }
+            _ => break,
+        }
     }
+    result
 }
 
 fn back_end(
     k: &hir::Kernel,
     f: &mir::Func,
     options: Options,
-    hold: bool,
+    hold: lir::Hold,
 ) -> Result<Kernel, Box<Diagnostic>> {
     let mut lir = lir::lower_with(f, hold)
         .map_err(|e| Box::new(Diagnostic::error(codes::CODEGEN, e.span, e.message)))?;

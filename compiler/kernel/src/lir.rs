@@ -430,6 +430,28 @@ impl<'f> Lower<'f> {
                     let (p, n) = self.cond(*a, out, span);
                     return (p, !n);
                 }
+                Some(Op::Binary(op @ (BinOp::LogicAnd | BinOp::LogicOr), x, y))
+                    if self.is_held(*x) || self.is_held(*y) =>
+                {
+                    // A held predicate is read, never written: start from the other operand
+                    // (or a copy), then set the result where the held one decides it.
+                    let and = *op == BinOp::LogicAnd;
+                    let (first, second) = if self.is_held(*x) { (*y, *x) } else { (*x, *y) };
+                    let (p, n) = if self.is_held(first) {
+                        let h = self.cond(first, out, span);
+                        let q = self.lir.pred();
+                        self.set_where(q, false, true, None, out, span);
+                        self.set_where(q, false, false, Some((h.0, !h.1)), out, span);
+                        (q, false)
+                    } else {
+                        self.cond(first, out, span)
+                    };
+                    let (h, nh) = self.cond(second, out, span);
+                    // `and`: false where the held one is false; `or`: true where it is true.
+                    let guard = if and { (h, !nh) } else { (h, nh) };
+                    self.set_where(p, n, !and, Some(guard), out, span);
+                    return (p, n);
+                }
                 Some(Op::Binary(op @ (BinOp::LogicAnd | BinOp::LogicOr), x, y)) => {
                     let and = *op == BinOp::LogicAnd;
                     let (p, n) = self.cond(*x, out, span);
@@ -462,6 +484,30 @@ impl<'f> Lower<'f> {
         let r = self.src(v);
         out.push(Inst::new(Kind::Op, "icmp.ne", vec![Arg::PDef(p), r, Arg::Imm("0".into())], span));
         (p, false)
+    }
+
+    /// Whether `v`'s condition is a held predicate (which must not be written).
+    fn is_held(&self, v: Value) -> bool {
+        self.held_pred.contains_key(&v)
+            || matches!(self.def[v.0 as usize], Some(Op::Unary(UnOp::Not, a))
+                if self.pred_form[v.0 as usize] && self.is_held(*a))
+    }
+
+    /// Makes condition `(p, neg)` read `value` (where `guard` holds): `icmp.eq p, any, any`
+    /// sets p, `icmp.ne` clears it.
+    fn set_where(
+        &mut self,
+        p: Pred,
+        neg: bool,
+        value: bool,
+        guard: Option<(Pred, bool)>,
+        out: &mut Vec<Inst>,
+        span: &Span,
+    ) {
+        let m = if value != neg { "icmp.eq" } else { "icmp.ne" };
+        let mut inst = Inst::new(Kind::Op, m, vec![Arg::PDef(p), Arg::Any, Arg::Any], span);
+        inst.guard = guard;
+        out.push(inst);
     }
 
     /// A comparison into a fresh predicate: `(p, negated)`.
@@ -1086,7 +1132,19 @@ impl<'f> Lower<'f> {
 
 /// Lowers a kernel's MIR to LIR.
 pub fn lower(f: &Func) -> Result<Lir, Unsupported> {
-    lower_with(f, true)
+    lower_with(f, Hold::Operands)
+}
+
+/// Which comparisons made in one block and tested in others stay in a predicate between
+/// (each one held takes one of the four predicates for that while).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Hold {
+    /// None: every comparison is made again where it is tested.
+    Nothing,
+    /// Those tested directly (a branch, a select).
+    Conditions,
+    /// Those too that are operands of `and`/`or` (loop-invariant bounds checks).
+    Operands,
 }
 
 /// The code that sets `fp` to this thread's frame in Local Memory:
@@ -1122,9 +1180,9 @@ pub fn frame_pointer_code(lir: &Lir, fp: Reg, stride: u32, span: &Span) -> (Vec<
     (code, lir.next_reg + 2)
 }
 
-/// Lowers a kernel's MIR to LIR; `hold` lets comparisons tested in other blocks stay in a
-/// predicate (off when that would need more than the four predicates).
-pub fn lower_with(f: &Func, hold: bool) -> Result<Lir, Unsupported> {
+/// Lowers a kernel's MIR to LIR; `hold` says which comparisons tested in other blocks stay
+/// in a predicate (fewer when that would need more than the four predicates).
+pub fn lower_with(f: &Func, hold: Hold) -> Result<Lir, Unsupported> {
     let n = f.types.len();
     let mut def: Vec<Option<&Op>> = vec![None; n];
     let mut def_block = vec![BlockId(0); n];
@@ -1228,14 +1286,36 @@ pub fn lower_with(f: &Func, hold: bool) -> Result<Lir, Unsupported> {
             break;
         }
     }
-    // Held: a comparison tested only as a condition (not inside and/or/not), in some block
-    // other than its own.
+    // Held: a comparison tested only as a condition in some block other than its own. With
+    // `Hold::Operands`, also one read as an operand of `and`/`or` in other blocks, one of
+    // them in a loop that does not make it (a bounds check made once before the loop: its
+    // operands need not live through it).
+    let logic = |d: &Value| {
+        matches!(def[d.0 as usize], Some(Op::Binary(BinOp::LogicAnd | BinOp::LogicOr, ..)))
+    };
+    let loops = if hold == Hold::Operands { crate::opt::natural_loops(f) } else { Vec::new() };
+    let invariant_in_loop = |made: BlockId, used: BlockId| {
+        loops.iter().any(|(_, body)| body.contains(&used) && !body.contains(&made))
+    };
     let held: Vec<bool> = (0..n)
         .map(|v| {
-            hold && pred_form[v]
+            hold > Hold::Nothing
+                && pred_form[v]
                 && matches!(def[v], Some(Op::Binary(op, ..)) if op.is_comparison())
-                && uses[v].iter().all(|u| matches!(u, Use::Cond(_)))
-                && uses[v].iter().any(|u| matches!(u, Use::Cond(b) if *b != def_block[v]))
+                && uses[v].iter().all(|u| match u {
+                    Use::Cond(_) => true,
+                    Use::Part(d) => {
+                        hold == Hold::Operands
+                            && logic(d)
+                            && def_block[d.0 as usize] != def_block[v]
+                    }
+                    Use::Other => false,
+                })
+                && uses[v].iter().any(|u| match u {
+                    Use::Cond(b) => *b != def_block[v],
+                    Use::Part(d) => invariant_in_loop(def_block[v], def_block[d.0 as usize]),
+                    Use::Other => false,
+                })
         })
         .collect();
     // Addresses `x + c` whose every use is the address of a load or store.

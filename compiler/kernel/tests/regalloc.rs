@@ -276,3 +276,47 @@ fn a_continue_leaves_the_iteration_without_wrapping_the_rest_in_an_if() {
         }
     }
 }
+
+#[test]
+fn a_bounds_check_made_before_a_loop_stays_in_a_predicate_through_it() {
+    // `row < m` does not change in the loop: it is compared once, before it, and the
+    // predicate clears the loop's `and` where it fails; m is not read in the loop.
+    let text = "import wave\n\n@wave.kernel(workgroup=16)\ndef k(a: f32[:], out: f32[:], m: u32, k: u32):\n    row = wave.workgroup_id(0)\n    tx = wave.thread_id(0)\n    acc: f32 = 0.0\n    for t in range(u32(4)):\n        ka = t * 16 + tx\n        if row < m and ka < k:\n            acc += a[ka]\n    out[wave.global_id()] = acc\n";
+    let (out, d) = wave_kernel::compile(text, Language::Python, "k.py", Options::default());
+    let out = out.unwrap_or_else(|| panic!("{d:?}"));
+    let asm = &out.asm;
+    let start = asm.find("    loop").expect("a loop");
+    let (before, body) = (&asm[..start], &asm[start..asm.find("endloop").expect("its end")]);
+    // m arrives in r2; the compare reading it is before the loop.
+    assert!(before.lines().any(|l| l.contains("ucmp.") && l.contains("r2")), "{asm}");
+    // In the loop: `ka < k` and the loop's own test, no `row < m`.
+    assert_eq!(body.matches("ucmp.").count(), 2, "{asm}");
+    assert!(
+        body.lines().any(|l| l.trim_start().starts_with('@') && l.contains("icmp.ne")),
+        "{asm}"
+    );
+    for (m, k) in [(1u32, 40u32), (3, 64), (0, 64), (2, 0)] {
+        let mut device = vec![0u8; 1024];
+        for i in 0..64u32 {
+            device[i as usize * 4..i as usize * 4 + 4].copy_from_slice(&(i as f32).to_le_bytes());
+        }
+        let dispatch = wave_emulator::Dispatch {
+            grid: [2, 1, 1],
+            wave_width: 16,
+            args: vec![("a".into(), 0), ("out".into(), 256), ("m".into(), m), ("k".into(), k)],
+            ..Default::default()
+        };
+        wave_emulator::run(&out.module, &dispatch, &mut device).expect("runs");
+        for g in 0..32u32 {
+            let (row, tx) = (g / 16, g % 16);
+            let want: f32 = (0..4u32)
+                .map(|t| t * 16 + tx)
+                .filter(|&ka| row < m && ka < k)
+                .map(|ka| ka as f32)
+                .sum();
+            let at = 256 + g as usize * 4;
+            let got = f32::from_le_bytes(device[at..at + 4].try_into().unwrap());
+            assert_eq!(got, want, "m = {m}, k = {k}, thread {g}");
+        }
+    }
+}

@@ -12,7 +12,7 @@ use crate::mir::{BlockId, Func, Inst, Op, Phi, Space, Term, Value};
 // Loop-invariant code motion (O2).
 
 /// The blocks of the natural loop of each back edge `latch → header`, by header.
-pub(super) fn natural_loops(f: &Func) -> Vec<(BlockId, Vec<BlockId>)> {
+pub(crate) fn natural_loops(f: &Func) -> Vec<(BlockId, Vec<BlockId>)> {
     let idom = f.dominators();
     let preds = f.predecessors();
     let mut loops: Vec<(BlockId, Vec<BlockId>)> = Vec::new();
@@ -238,11 +238,13 @@ pub fn licm(f: &mut Func) -> bool {
 // -------------------------------------------------------------------------------------------
 // Strength reduction of induction variables (O2).
 
-/// An affine function of a loop's induction variable: `coef * iv + base`, where the chain of
-/// instructions that computes it (from the IV and loop-invariant values) is known.
-#[derive(Clone, Debug)]
+/// An affine function of a loop's induction variable: `coef * scale * iv + base`, where the
+/// chain of instructions that computes it (from the IV and loop-invariant values) is known.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Affine {
     coef: i64,
+    /// A loop-invariant factor (`a[(16 t + ty) * n + col]`), or none (1).
+    scale: Option<Value>,
 }
 
 /// The preheader and the latch of a loop with exactly one of each: one block outside that
@@ -316,8 +318,13 @@ pub(super) fn reduce_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bo
         let Some(step) = step else { continue };
         // Affine values of this IV, in program order over the loop's blocks.
         let mut affine: HashMap<Value, Affine> = HashMap::new();
-        affine.insert(phi.dst, Affine { coef: 1 });
+        affine.insert(phi.dst, Affine { coef: 1, scale: None });
         let invariant = |v: &Value| !inside.contains(v);
+        let add = |x: Affine, y: Affine, sign: i64| {
+            (x.scale == y.scale)
+                .then(|| Affine { coef: x.coef.wrapping_add(sign.wrapping_mul(y.coef)), ..x })
+        };
+        let times = |x: Affine, k: i64| Affine { coef: x.coef.wrapping_mul(k), ..x };
         let mut chain: Vec<Value> = Vec::new();
         for b in f.reverse_postorder() {
             if !body.contains(&b) {
@@ -328,29 +335,36 @@ pub(super) fn reduce_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bo
                 if scalar_of(f, d).is_none_or(|t| !t.is_int()) {
                     continue;
                 }
-                let a = |v: &Value| affine.get(v).map(|x| x.coef);
-                let coef = match &inst.op {
+                let a = |v: &Value| affine.get(v).copied();
+                // `x * y` with x affine: y a constant, or an invariant value when x has no
+                // invariant factor yet.
+                let product = |x: Affine, y: &Value| match consts.get(y) {
+                    Some(k) => Some(times(x, *k)),
+                    None if invariant(y) && x.scale.is_none() => {
+                        Some(Affine { scale: Some(*y), ..x })
+                    }
+                    None => None,
+                };
+                let form = match &inst.op {
                     Op::Binary(BinOp::Add, x, y) => match (a(x), a(y)) {
                         (Some(c), None) if invariant(y) => Some(c),
                         (None, Some(c)) if invariant(x) => Some(c),
-                        (Some(c), Some(e)) => Some(c.wrapping_add(e)),
+                        (Some(c), Some(e)) => add(c, e, 1),
                         _ => None,
                     },
                     Op::Binary(BinOp::Sub, x, y) => match (a(x), a(y)) {
                         (Some(c), None) if invariant(y) => Some(c),
-                        (None, Some(c)) if invariant(x) => Some(c.wrapping_neg()),
-                        (Some(c), Some(e)) => Some(c.wrapping_sub(e)),
+                        (None, Some(c)) if invariant(x) => Some(times(c, -1)),
+                        (Some(c), Some(e)) => add(c, e, -1),
                         _ => None,
                     },
                     Op::Binary(BinOp::Mul, x, y) => match (a(x), a(y)) {
-                        (Some(c), None) => consts.get(y).map(|k| c.wrapping_mul(*k)),
-                        (None, Some(c)) => consts.get(x).map(|k| c.wrapping_mul(*k)),
+                        (Some(c), None) => product(c, y),
+                        (None, Some(c)) => product(c, x),
                         _ => None,
                     },
                     Op::Binary(BinOp::Shl, x, y) => match (a(x), consts.get(y)) {
-                        (Some(c), Some(k)) if (0..31).contains(k) => {
-                            Some(c.wrapping_shl(*k as u32))
-                        }
+                        (Some(c), Some(k)) if (0..31).contains(k) => Some(times(c, 1 << *k)),
                         _ => None,
                     },
                     Op::Cast(x) if matches!(scalar_of(f, *x), Some(Scalar::I32 | Scalar::U32)) => {
@@ -358,8 +372,8 @@ pub(super) fn reduce_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bo
                     }
                     _ => None,
                 };
-                if let Some(coef) = coef {
-                    affine.insert(d, Affine { coef });
+                if let Some(form) = form {
+                    affine.insert(d, form);
                     chain.push(d);
                 }
             }
@@ -413,19 +427,38 @@ pub(super) fn reduce_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bo
             let start = map[&target];
             let span = clones.last().map(|i: &Inst| i.span.clone()).unwrap_or(0..0);
             f.blocks[pre.0 as usize].insts.extend(clones);
-            // p = phi(start, p + coef * step), stepped at the end of the latch.
+            // p = phi(start, p + coef * scale * step), stepped at the end of the latch.
             let ty = f.types[target.0 as usize];
-            let delta = affine[&target].coef.wrapping_mul(step);
+            let form = affine[&target];
+            let delta = form.coef.wrapping_mul(step);
             let new = |f: &mut Func| {
                 f.types.push(ty);
                 Value(f.types.len() as u32 - 1)
             };
             let (p, k, p_next) = (new(f), new(f), new(f));
-            f.blocks[latch.0 as usize].insts.push(Inst {
-                dst: Some(k),
-                op: Op::Int(wrap(s, delta)),
-                span: span.clone(),
-            });
+            match form.scale {
+                None => f.blocks[latch.0 as usize].insts.push(Inst {
+                    dst: Some(k),
+                    op: Op::Int(wrap(s, delta)),
+                    span: span.clone(),
+                }),
+                // An invariant step, made once before the loop.
+                Some(scale) => {
+                    let c = new(f);
+                    let (op, konst) = if delta > 0 && delta.count_ones() == 1 {
+                        (BinOp::Shl, i64::from(delta.trailing_zeros()))
+                    } else {
+                        (BinOp::Mul, wrap(s, delta))
+                    };
+                    let pre_insts = &mut f.blocks[pre.0 as usize].insts;
+                    pre_insts.push(Inst { dst: Some(c), op: Op::Int(konst), span: span.clone() });
+                    pre_insts.push(Inst {
+                        dst: Some(k),
+                        op: Op::Binary(op, scale, c),
+                        span: span.clone(),
+                    });
+                }
+            }
             f.blocks[latch.0 as usize].insts.push(Inst {
                 dst: Some(p_next),
                 op: Op::Binary(BinOp::Add, p, k),
@@ -439,7 +472,9 @@ pub(super) fn reduce_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bo
             let subst: HashMap<Value, Value> = [(target, p)].into_iter().collect();
             substitute(f, &subst);
             changed = true;
-            reduced.push((p, start, delta, ty));
+            if form.scale.is_none() {
+                reduced.push((p, start, delta, ty));
+            }
         }
         // Linear function test replacement: with a known trip count N, `i < bound` is
         // `p != start + N * delta` for a reduced pointer p whose N + 1 values are distinct,
@@ -1751,6 +1786,40 @@ mod licm_tests {
                 assert!(text.contains("const 4294967295"), "{text}");
             }
         }
+    }
+
+    #[test]
+    fn an_address_scaled_by_an_invariant_steps_by_a_multiple_of_it_and_one_after_is_made_before() {
+        // b[(16 t + ty) * n + col] steps by 64 n; c + 4 (row * n + col), stored after the
+        // loop, is made before it (row, n, col and c die there instead of living through).
+        let src = "import wave\n@wave.kernel\ndef k(b: f32[:], c: f32[:], n: u32, tiles: u32):\n    ty = wave.thread_id(1)\n    col = wave.workgroup_id(0) * 16 + wave.thread_id(0)\n    row = wave.workgroup_id(1) * 16 + ty\n    acc: f32 = 0.0\n    for t in range(tiles):\n        acc += b[(t * 16 + ty) * n + col]\n    c[row * n + col] = acc\n";
+        let mut f = crate::opt::tests::lowered(src);
+        optimize(&mut f, Level::O2).expect("verified");
+        let text = crate::mir::print(std::slice::from_ref(&f));
+        let (header, body) = natural_loops(&f).first().cloned().expect("a loop");
+        let in_loop = |p: &dyn Fn(&Op) -> bool| {
+            body.iter().flat_map(|b| &f.blocks[b.0 as usize].insts).any(|i| p(&i.op))
+        };
+        assert!(!in_loop(&|op| matches!(op, Op::Binary(BinOp::Mul | BinOp::Shl, ..))), "{text}");
+        let n = f.blocks[0].insts.iter().find(|i| i.op == Op::Param(2)).and_then(|i| i.dst);
+        let step = f.blocks.iter().flat_map(|b| &b.insts).find_map(|i| match i.op {
+            Op::Binary(BinOp::Shl, x, k) if Some(x) == n => Some(k),
+            _ => None,
+        });
+        let six = step.and_then(|k| super::super::motion::def_of(&f, k).cloned());
+        assert_eq!(six, Some(Op::Int(6)), "n << 6 before the loop:\n{text}");
+        // The store's address is made in a block that dominates the loop.
+        let idom = f.dominators();
+        let store_at = f.blocks.iter().flat_map(|b| &b.insts).find_map(|i| match i.op {
+            Op::Store(_, a, _) => Some(a),
+            _ => None,
+        });
+        let made_before = f.blocks.iter().enumerate().any(|(b, blk)| {
+            Func::dominates(&idom, BlockId(b as u32), header)
+                && b != header.0 as usize
+                && blk.insts.iter().any(|i| i.dst.is_some() && i.dst == store_at)
+        });
+        assert!(made_before, "{text}");
     }
 
     #[test]

@@ -231,24 +231,71 @@ pub(super) fn evaluate_early_once(f: &mut Func) -> bool {
                     continue;
                 }
                 // The operands that die here: read by nothing else at or after the loop.
-                let late_reader = |v: Value| {
-                    f.blocks.iter().enumerate().any(|(x, other)| {
-                        let xb = BlockId(x as u32);
-                        let after = Func::dominates(&idom, *header, xb);
-                        other.phis.iter().any(|p| p.args.iter().any(|(_, a)| *a == v))
-                            || (after
-                                && other.insts.iter().enumerate().any(|(j, i)| {
-                                    !(x == b && j == k) && i.op.operands().contains(&v)
-                                }))
-                            || (after && matches!(other.term, Term::Branch(c, _, _) if c == v))
-                    })
+                // Read at or after the loop, other than by the instruction at `skip`.
+                let read_late =
+                    |v: Value, skip: (usize, usize)| {
+                        f.blocks.iter().enumerate().any(|(x, other)| {
+                            let xb = BlockId(x as u32);
+                            let after = Func::dominates(&idom, *header, xb);
+                            other.phis.iter().any(|p| p.args.iter().any(|(_, a)| *a == v))
+                                || (after
+                                    && other.insts.iter().enumerate().any(|(j, i)| {
+                                        (x, j) != skip && i.op.operands().contains(&v)
+                                    }))
+                                || (after && matches!(other.term, Term::Branch(c, _, _) if c == v))
+                        })
+                    };
+                let late_reader = |v: Value| read_late(v, (b, k));
+                // (A value made outside an enclosing loop lives round all of it.)
+                let round_outer = |v: Value| {
+                    loops
+                        .iter()
+                        .any(|(_, outer)| outer.contains(&bid) && !outer.contains(&def_block[&v]))
                 };
+                // Constants and special registers hold no register through the loop: they
+                // are set again, or read, where needed.
+                let konst = |v: &Value| matches!(def_of(f, *v), Some(Op::Int(_) | Op::Special(_)));
                 let dying = ops
                     .iter()
-                    .filter(|v| !matches!(def_of(f, **v), Some(Op::Int(_))))
-                    .filter(|v| !late_reader(**v))
+                    .filter(|v| !konst(v))
+                    .filter(|v| !late_reader(**v) && !round_outer(**v))
                     .count();
-                if dying < 2 {
+                let dies = |v: &Value, skip: (usize, usize)| {
+                    konst(v) || (before(v) && !read_late(*v, skip) && !round_outer(*v))
+                };
+                // One operand for one value is no gain by itself, but it is when the value's
+                // one reader would move after it (`c + (x << 2)`: the shift, then the add).
+                let enables = || {
+                    let readers: Vec<(usize, usize)> = (0..f.blocks.len())
+                        .flat_map(|x| {
+                            f.blocks[x]
+                                .insts
+                                .iter()
+                                .enumerate()
+                                .filter(|(_, i)| i.op.operands().contains(&d))
+                                .map(move |(j, _)| (x, j))
+                        })
+                        .collect();
+                    let phi_read = f
+                        .blocks
+                        .iter()
+                        .flat_map(|x| &x.phis)
+                        .any(|p| p.args.iter().any(|a| a.1 == d));
+                    let [(x, j)] = readers.as_slice() else { return false };
+                    let r = &f.blocks[*x].insts[*j];
+                    let cheap = matches!(
+                        r.op,
+                        Op::Binary(BinOp::Add | BinOp::Shl | BinOp::Mul | BinOp::Sub, ..)
+                    );
+                    let others: Vec<Value> =
+                        r.op.operands().into_iter().filter(|v| *v != d).collect();
+                    !phi_read
+                        && cheap
+                        && others.iter().all(|v| dies(v, (*x, *j)))
+                        && others.iter().any(|v| !konst(v))
+                };
+                let all_die = ops.iter().all(|v| dies(v, (b, k)));
+                if dying < 2 && !(dying == 1 && all_die && enables()) {
                     continue;
                 }
                 // As early as its operands allow: after the last of them to be defined (their
