@@ -1823,6 +1823,32 @@ mod licm_tests {
     }
 
     #[test]
+    fn a_bound_made_from_values_a_loop_keeps_is_made_again_around_an_inner_loop() {
+        // tiles = (k + 15) // 16 is made in the outer loop (k lives through it anyway), so it
+        // is not held through the inner loop; without an inner loop it stays before the loop.
+        let src = |inner: &str| {
+            format!(
+                "import wave\n@wave.kernel\ndef k(a: u32[:], out: u32[:], k: u32):\n    tiles = (k + 15) // 16\n    s: u32 = 0\n    for t in range(tiles):\n        if t * 16 < k:\n            s += a[t]\n{inner}    out[0] = s\n"
+            )
+        };
+        let inner = "        for j in range(u32(4)):\n            s += a[j + 8]\n";
+        for (body, again) in [(inner, true), ("", false)] {
+            let mut f = crate::opt::tests::lowered(&src(body));
+            optimize(&mut f, Level::O2).expect("verified");
+            let text = crate::mir::print(std::slice::from_ref(&f));
+            let loops = natural_loops(&f);
+            let (_, outer) = loops.iter().max_by_key(|(_, b)| b.len()).expect("a loop");
+            let shr_inside = outer.iter().any(|b| {
+                f.blocks[b.0 as usize]
+                    .insts
+                    .iter()
+                    .any(|i| matches!(i.op, Op::Binary(BinOp::Shr, ..)))
+            });
+            assert_eq!(shr_inside, again, "{body}\n{text}");
+        }
+    }
+
+    #[test]
     fn a_count_with_a_break_at_a_value_tests_against_the_minimum() {
         let src = |start: &str| {
             format!(

@@ -109,6 +109,7 @@ pub fn passes(level: Level) -> Vec<Pass> {
             ("merge-counted-exits", merge_counted_exits),
             ("rotate", rotate),
             ("step-at-top", step_at_top),
+            ("remat-around-inner-loops", remat_around_inner_loops),
             ("sccp", sccp),
             ("dce", dce),
             ("simplify-cfg", simplify_cfg),

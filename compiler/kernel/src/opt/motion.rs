@@ -324,6 +324,196 @@ pub(super) fn evaluate_early_once(f: &mut Func) -> bool {
 }
 
 // -------------------------------------------------------------------------------------------
+// Rematerialization around inner loops (O2).
+
+/// The most instructions one rematerialized value costs per iteration.
+const REMAT_MAX: usize = 4;
+
+/// Rematerialization: in a loop that holds an inner loop, a loop-invariant value made before
+/// it from values the loop keeps anyway (`tiles = (k + 15) >> 4` with k compared inside, a
+/// thread's slot `4 (16 ty + tx)` with tx and ty used inside) and read only outside the
+/// inner loop is made again where it is read, in each iteration: a few instructions per
+/// outer iteration for one register fewer held through the inner loop, where the most
+/// registers are live. A register is what limits occupancy.
+pub fn remat_around_inner_loops(f: &mut Func) -> bool {
+    let changed = repeat(f, 32, remat_once);
+    if changed {
+        // The clones of shared parts (`slot` and `slot + 1024`) become one.
+        cse(f);
+        dce(f);
+    }
+    changed
+}
+
+fn remat_once(f: &mut Func) -> bool {
+    let loops = natural_loops(f);
+    let idom = f.dominators();
+    let nca = common_dominator(f, &idom);
+    let mut def_block: HashMap<Value, (BlockId, usize)> = HashMap::new();
+    let mut phi_read: std::collections::HashSet<Value> = Default::default();
+    for (b, blk) in f.blocks.iter().enumerate() {
+        for p in &blk.phis {
+            def_block.insert(p.dst, (BlockId(b as u32), usize::MAX));
+            phi_read.extend(p.args.iter().map(|(_, v)| *v));
+        }
+        for (k, i) in blk.insts.iter().enumerate() {
+            if let Some(d) = i.dst {
+                def_block.insert(d, (BlockId(b as u32), k));
+            }
+        }
+    }
+    // The blocks that read each value (terminators too).
+    let mut readers: HashMap<Value, Vec<(BlockId, usize)>> = HashMap::new();
+    for (b, blk) in f.blocks.iter().enumerate() {
+        for (k, i) in blk.insts.iter().enumerate() {
+            for v in i.op.operands() {
+                readers.entry(v).or_default().push((BlockId(b as u32), k));
+            }
+        }
+        if let Term::Branch(c, ..) = blk.term {
+            readers.entry(c).or_default().push((BlockId(b as u32), usize::MAX));
+        }
+    }
+    let cheap = |op: &Op| {
+        matches!(
+            op,
+            Op::Binary(
+                BinOp::Add
+                    | BinOp::Sub
+                    | BinOp::Shl
+                    | BinOp::Shr
+                    | BinOp::And
+                    | BinOp::Or
+                    | BinOp::Xor,
+                ..
+            )
+        )
+    };
+    for (header, body) in &loops {
+        let inner: Vec<BlockId> = loops
+            .iter()
+            .filter(|(h, _)| h != header && body.contains(h))
+            .flat_map(|(_, b)| b.iter().copied())
+            .collect();
+        if inner.is_empty() {
+            continue;
+        }
+        let outside = |v: &Value| def_block.get(v).is_some_and(|(b, _)| !body.contains(b));
+        // Kept through the loop anyway: made outside it and read inside, other than by `tree`.
+        let kept = |v: &Value, tree: &[Value]| {
+            outside(v)
+                && readers.get(v).is_some_and(|rs| {
+                    rs.iter().any(|&(b, k)| {
+                        body.contains(&b)
+                            && (k == usize::MAX
+                                || f.blocks[b.0 as usize].insts[k]
+                                    .dst
+                                    .is_none_or(|d| !tree.contains(&d)))
+                    })
+                })
+        };
+        let konst = |v: &Value| matches!(motion_def(f, &def_block, *v), Some(Op::Int(_)));
+        // (In value order: the same code every time.)
+        let mut candidates: Vec<(Value, (BlockId, usize))> =
+            def_block.iter().map(|(v, at)| (*v, *at)).collect();
+        candidates.sort_by_key(|(v, _)| std::cmp::Reverse(v.0));
+        for (v, (vb, vk)) in candidates {
+            if vk == usize::MAX || body.contains(&vb) || phi_read.contains(&v) {
+                continue;
+            }
+            let Some(op) = motion_def(f, &def_block, v) else { continue };
+            if !cheap(op) || scalar_of(f, v).is_none_or(|s| !s.is_int()) {
+                continue;
+            }
+            // Read only inside the loop, outside its inner loops.
+            let Some(rs) = readers.get(&v) else { continue };
+            if rs.iter().any(|(b, _)| !body.contains(b) || inner.contains(b)) {
+                continue;
+            }
+            // The tree to copy: v and the values only it reads, down to constants and values
+            // the loop keeps anyway.
+            let mut tree = vec![v];
+            let mut leaves_ok = true;
+            let mut i = 0;
+            while i < tree.len() && leaves_ok {
+                let Some(op) = motion_def(f, &def_block, tree[i]) else { break };
+                for x in op.operands() {
+                    if konst(&x) || tree.contains(&x) {
+                        continue;
+                    }
+                    if kept(&x, &tree) {
+                        continue;
+                    }
+                    let only_here = readers.get(&x).is_some_and(|rs| {
+                        rs.iter().all(|&(b, k)| {
+                            k != usize::MAX
+                                && f.blocks[b.0 as usize].insts[k]
+                                    .dst
+                                    .is_some_and(|d| tree.contains(&d))
+                        })
+                    }) && !phi_read.contains(&x);
+                    let inner_op = motion_def(f, &def_block, x);
+                    if only_here && outside(&x) && inner_op.is_some_and(&cheap) {
+                        tree.push(x);
+                    } else {
+                        leaves_ok = false;
+                    }
+                }
+                i += 1;
+            }
+            if !leaves_ok || tree.len() > REMAT_MAX {
+                continue;
+            }
+            // Made where its readers' blocks meet, first thing there.
+            let Some(at) = rs.iter().map(|(b, _)| *b).reduce(&nca) else { continue };
+            if !body.contains(&at) {
+                continue;
+            }
+            let mut copies: Vec<Inst> = Vec::new();
+            let mut map: HashMap<Value, Value> = HashMap::new();
+            for t in tree.iter().rev() {
+                let (b, k) = def_block[t];
+                let mut inst = f.blocks[b.0 as usize].insts[k].clone();
+                inst.op.map_operands(&mut |x| *map.get(&x).unwrap_or(&x));
+                f.types.push(f.types[t.0 as usize]);
+                let nv = Value(f.types.len() as u32 - 1);
+                inst.dst = Some(nv);
+                map.insert(*t, nv);
+                copies.push(inst);
+            }
+            let new = map[&v];
+            for b in body {
+                let blk = &mut f.blocks[b.0 as usize];
+                for i in &mut blk.insts {
+                    i.op.map_operands(&mut |x| if x == v { new } else { x });
+                }
+                if let Term::Branch(c, ..) = &mut blk.term
+                    && *c == v
+                {
+                    *c = new;
+                }
+            }
+            f.blocks[at.0 as usize].insts.splice(0..0, copies);
+            dce(f);
+            return true;
+        }
+    }
+    false
+}
+
+fn motion_def<'a>(
+    f: &'a Func,
+    def_block: &HashMap<Value, (BlockId, usize)>,
+    v: Value,
+) -> Option<&'a Op> {
+    let &(b, k) = def_block.get(&v)?;
+    if k == usize::MAX {
+        return None;
+    }
+    f.blocks[b.0 as usize].insts.get(k).map(|i| &i.op)
+}
+
+// -------------------------------------------------------------------------------------------
 // Store sinking (O2).
 
 /// Both arms of an `if`/`else` ending with a store to the same address become one store of
