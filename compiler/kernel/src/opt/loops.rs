@@ -1824,11 +1824,12 @@ mod licm_tests {
 
     #[test]
     fn a_bound_made_from_values_a_loop_keeps_is_made_again_around_an_inner_loop() {
-        // tiles = (k + 15) // 16 is made in the outer loop (k lives through it anyway), so it
-        // is not held through the inner loop; without an inner loop it stays before the loop.
+        // tiles = (k + 15) // 16 is made in the outer loop (k lives through it anyway), and
+        // the thread id read there, so neither is held through the inner loop; without an
+        // inner loop both stay before the loop.
         let src = |inner: &str| {
             format!(
-                "import wave\n@wave.kernel\ndef k(a: u32[:], out: u32[:], k: u32):\n    tiles = (k + 15) // 16\n    s: u32 = 0\n    for t in range(tiles):\n        if t * 16 < k:\n            s += a[t]\n{inner}    out[0] = s\n"
+                "import wave\n@wave.kernel\ndef k(a: u32[:], out: u32[:], k: u32):\n    tx = wave.thread_id(0)\n    tiles = (k + 15) // 16\n    s: u32 = 0\n    for t in range(tiles):\n        if t * 16 + tx < k:\n            s += a[t]\n{inner}    out[0] = s\n"
             )
         };
         let inner = "        for j in range(u32(4)):\n            s += a[j + 8]\n";
@@ -1845,6 +1846,12 @@ mod licm_tests {
                     .any(|i| matches!(i.op, Op::Binary(BinOp::Shr, ..)))
             });
             assert_eq!(shr_inside, again, "{body}\n{text}");
+            let specials_inside = outer
+                .iter()
+                .flat_map(|b| &f.blocks[b.0 as usize].insts)
+                .filter(|i| matches!(i.op, Op::Special(_)))
+                .count();
+            assert_eq!(specials_inside, usize::from(again), "{body}\n{text}");
         }
     }
 

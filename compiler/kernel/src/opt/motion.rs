@@ -331,18 +331,15 @@ const REMAT_MAX: usize = 4;
 
 /// Rematerialization: in a loop that holds an inner loop, a loop-invariant value made before
 /// it from values the loop keeps anyway (`tiles = (k + 15) >> 4` with k compared inside, a
-/// thread's slot `4 (16 ty + tx)` with tx and ty used inside) and read only outside the
-/// inner loop is made again where it is read, in each iteration: a few instructions per
-/// outer iteration for one register fewer held through the inner loop, where the most
-/// registers are live. A register is what limits occupancy.
+/// thread's slot `4 (16 ty + tx)` with tx and ty used inside), or a special register, and
+/// read in the loop only outside the inner loop (and not after the loop) is made again where
+/// the loop reads it, in each iteration: a few instructions per outer iteration for one
+/// register fewer held through the inner loop, where the most registers are live. A
+/// register is what limits occupancy. The copy lives only between its making and its last
+/// reader in an iteration, inside the old value's range: no point needs more registers.
 pub fn remat_around_inner_loops(f: &mut Func) -> bool {
-    let changed = repeat(f, 32, remat_once);
-    if changed {
-        // The clones of shared parts (`slot` and `slot + 1024`) become one.
-        cse(f);
-        dce(f);
-    }
-    changed
+    // (No CSE after: it would merge the copies back into what they copy.)
+    repeat(f, 32, remat_once)
 }
 
 fn remat_once(f: &mut Func) -> bool {
@@ -422,12 +419,20 @@ fn remat_once(f: &mut Func) -> bool {
                 continue;
             }
             let Some(op) = motion_def(f, &def_block, v) else { continue };
-            if !cheap(op) || scalar_of(f, v).is_none_or(|s| !s.is_int()) {
+            let special = matches!(op, Op::Special(_));
+            if !(cheap(op) || special) || scalar_of(f, v).is_none_or(|s| !s.is_int()) {
                 continue;
             }
-            // Read only inside the loop, outside its inner loops.
-            let Some(rs) = readers.get(&v) else { continue };
-            if rs.iter().any(|(b, _)| !body.contains(b) || inner.contains(b)) {
+            // Read in the loop outside its inner loops, and not after it (before it, the value
+            // made there serves).
+            let Some(all) = readers.get(&v) else { continue };
+            let after = |b: &BlockId| !body.contains(b) && Func::dominates(&idom, *header, *b);
+            if all.iter().any(|(b, _)| inner.contains(b) || after(b)) {
+                continue;
+            }
+            let rs: Vec<(BlockId, usize)> =
+                all.iter().copied().filter(|(b, _)| body.contains(b)).collect();
+            if rs.is_empty() {
                 continue;
             }
             // The tree to copy: v and the values only it reads, down to constants and values
