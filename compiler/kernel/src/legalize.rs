@@ -6,8 +6,24 @@
 //! and rounded back. That gives the correctly rounded `f16` result: the `f32` result of one
 //! operation on `f16` values, rounded to `f16`, is the `f16` operation's result (`f32` has
 //! more than twice the precision plus two bits, so the double rounding is innocuous).
+//!
+//! `f64` values live in register pairs. WAVE has `dadd`, `dsub`, `dmul`, `ddiv`, `dsqrt`,
+//! `dma` and conversions to and from `f32`, and no `f64` comparison. The rest is built from
+//! those, exactly:
+//! - `a < b` (and the others): the sign of `a - b`, which is exact in sign, scaled by 2^1200
+//!   so that no difference is too small for `f32`, converted to `f32` and compared with 0;
+//!   where the difference is NaN, `a` and `b` are the same infinity (equal) if their `f32`
+//!   values are equal, else one is NaN (unordered);
+//! - `-a` is `-0.0 - a`; `abs(a)` is `-0.0 - a` where `a` is negative, else `a + 0.0`;
+//!   `min`/`max` are a comparison and selects that, like `fmin`/`fmax`, return the other
+//!   operand where one is NaN; `rsqrt(a)` is `1.0 / sqrt(a)`;
+//! - `i32`/`u32` to `f64`: the two 16-bit halves, each exact in `f32`, then `hi * 65536 + lo`;
+//!   `f16` to `f64` through `f32` (exact).
+//!
+//! Refused, with the span: `f64` to integers or `f16` (convert to `f32` first), `%`, `floor`,
+//! `ceil` and the transcendental functions on `f64`, atomics and wave operations on `f64`.
 
-use crate::hir::{BinOp, Intrinsic, Scalar, Ty};
+use crate::hir::{BinOp, Intrinsic, MathFn, Scalar, Ty, UnOp};
 use crate::mir::{Func, Inst, Op, Value};
 
 /// Rewrites what the code generator does not take directly. Returns the problems it cannot
@@ -16,6 +32,16 @@ pub fn legalize(f: &mut Func) -> Vec<(wave_diag::Span, String)> {
     let mut problems = Vec::new();
     let f16 = Ty::Scalar(Scalar::F16);
     let f32 = Ty::Scalar(Scalar::F32);
+    for b in 0..f.blocks.len() {
+        let insts = std::mem::take(&mut f.blocks[b].insts);
+        let mut out = Vec::with_capacity(insts.len());
+        for inst in insts {
+            if let Some(inst) = legalize_f64(f, inst, &mut out, &mut problems) {
+                out.push(inst);
+            }
+        }
+        f.blocks[b].insts = out;
+    }
     for b in 0..f.blocks.len() {
         let insts = std::mem::take(&mut f.blocks[b].insts);
         let mut out = Vec::with_capacity(insts.len());
@@ -86,6 +112,190 @@ pub fn legalize(f: &mut Func) -> Vec<(wave_diag::Span, String)> {
         f.blocks[b].insts = out;
     }
     problems
+}
+
+const F64: Ty = Ty::Scalar(Scalar::F64);
+const F32: Ty = Ty::Scalar(Scalar::F32);
+const BOOL: Ty = Ty::Scalar(Scalar::Bool);
+/// 2^600: twice, it brings the smallest `f64` (2^-1074) into `f32`'s normal range.
+const SCALE: f64 = 4.149515568880993e180;
+
+/// Writes instructions into `out` for one rewritten `f64` operation.
+struct Emit<'a> {
+    f: &'a mut Func,
+    out: &'a mut Vec<Inst>,
+    span: wave_diag::Span,
+}
+
+impl Emit<'_> {
+    fn push(&mut self, op: Op, ty: Ty) -> Value {
+        self.f.types.push(ty);
+        let v = Value(self.f.types.len() as u32 - 1);
+        self.out.push(Inst { dst: Some(v), op, span: self.span.clone() });
+        v
+    }
+
+    fn float(&mut self, x: f64, ty: Ty) -> Value {
+        self.push(Op::Float(x), ty)
+    }
+
+    fn bin(&mut self, op: BinOp, a: Value, b: Value, ty: Ty) -> Value {
+        self.push(Op::Binary(op, a, b), ty)
+    }
+
+    fn select(&mut self, c: Value, a: Value, b: Value, ty: Ty) -> Value {
+        self.push(Op::Select(c, a, b), ty)
+    }
+
+    fn cast(&mut self, a: Value, ty: Ty) -> Value {
+        self.push(Op::Cast(a), ty)
+    }
+
+    /// `x` as `f32`, scaled by 2^1200 first (its sign, exactly; NaN stays NaN).
+    fn sign_of(&mut self, x: Value) -> Value {
+        let k = self.float(SCALE, F64);
+        let once = self.bin(BinOp::Mul, x, k, F64);
+        let twice = self.bin(BinOp::Mul, once, k, F64);
+        self.cast(twice, F32)
+    }
+
+    /// `a op b` on `f64`, as a comparison of `f32` values; `dst` is the result (a new value
+    /// when `None`).
+    fn compare(&mut self, op: BinOp, a: Value, b: Value, dst: Option<Value>) -> Value {
+        let (fa, fb) = (self.cast(a, F32), self.cast(b, F32));
+        let d = self.bin(BinOp::Sub, a, b, F64);
+        let fd = self.sign_of(d);
+        let ordered = self.bin(BinOp::Eq, fd, fd, BOOL);
+        let same = self.bin(BinOp::Eq, fa, fb, BOOL);
+        let zero = self.float(0.0, F32);
+        let nan = self.float(f64::NAN, F32);
+        let otherwise = self.select(same, zero, nan, F32);
+        let x = self.select(ordered, fd, otherwise, F32);
+        let zero = self.float(0.0, F32);
+        match dst {
+            Some(d) => {
+                self.out.push(Inst {
+                    dst: Some(d),
+                    op: Op::Binary(op, x, zero),
+                    span: self.span.clone(),
+                });
+                d
+            }
+            None => self.bin(op, x, zero, BOOL),
+        }
+    }
+
+    /// Puts `op` into `dst`.
+    fn finish(&mut self, dst: Value, op: Op) {
+        self.out.push(Inst { dst: Some(dst), op, span: self.span.clone() });
+    }
+}
+
+/// Rewrites one instruction on `f64` values into what the code generator takes, into `out`;
+/// returns it unchanged when it needs nothing (the caller keeps it).
+fn legalize_f64(
+    f: &mut Func,
+    inst: Inst,
+    out: &mut Vec<Inst>,
+    problems: &mut Vec<(wave_diag::Span, String)>,
+) -> Option<Inst> {
+    let ty = |f: &Func, v: Value| f.types[v.0 as usize];
+    let dst_ty = inst.dst.map(|d| ty(f, d));
+    let reads = inst.op.operands().iter().any(|v| ty(f, *v) == F64);
+    if dst_ty != Some(F64) && !reads {
+        return Some(inst);
+    }
+    let span = inst.span.clone();
+    let refuse = |problems: &mut Vec<(wave_diag::Span, String)>, what: &str| {
+        problems.push((span.clone(), format!("{what} is not supported on f64 yet")));
+    };
+    let Some(dst) = inst.dst else {
+        // Stores (and nothing else without a result) take f64 as it is.
+        return Some(inst);
+    };
+    let mut e = Emit { f, out, span: span.clone() };
+    match inst.op.clone() {
+        Op::Load(..) | Op::Store(..) | Op::Select(..) | Op::Float(_) => return Some(inst),
+        Op::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div, ..) => return Some(inst),
+        Op::Binary(op, a, b) if op.is_comparison() => {
+            e.compare(op, a, b, Some(dst));
+        }
+        Op::Binary(BinOp::Rem, ..) => refuse(problems, "`%`"),
+        Op::Binary(op, ..) => refuse(problems, &format!("`{}`", op.symbol())),
+        Op::Unary(UnOp::Neg, a) => {
+            let z = e.float(-0.0, F64);
+            e.finish(dst, Op::Binary(BinOp::Sub, z, a));
+        }
+        Op::Unary(..) => refuse(problems, "this operator"),
+        Op::Cast(a) => {
+            let from = ty(e.f, a);
+            match (from, dst_ty) {
+                (Ty::Scalar(Scalar::F32), _) | (_, Some(Ty::Scalar(Scalar::F32))) => {
+                    return Some(inst);
+                }
+                (x, Some(y)) if x == y => return Some(inst),
+                (Ty::Scalar(Scalar::F16 | Scalar::Bool), _) => {
+                    let w = e.cast(a, F32);
+                    e.finish(dst, Op::Cast(w));
+                }
+                (Ty::Scalar(s @ (Scalar::I32 | Scalar::U32)), _) => {
+                    let t = Ty::Scalar(s);
+                    let sixteen = e.push(Op::Int(16), t);
+                    let hi = e.bin(BinOp::Shr, a, sixteen, t);
+                    let mask = e.push(Op::Int(0xffff), t);
+                    let lo = e.bin(BinOp::And, a, mask, t);
+                    let (hi, lo) = (e.cast(hi, F32), e.cast(lo, F32));
+                    let (hi, lo) = (e.cast(hi, F64), e.cast(lo, F64));
+                    let k = e.float(65536.0, F64);
+                    let high = e.bin(BinOp::Mul, hi, k, F64);
+                    e.finish(dst, Op::Binary(BinOp::Add, high, lo));
+                }
+                (_, Some(Ty::Scalar(Scalar::Bool))) => {
+                    let z = e.float(0.0, F64);
+                    e.compare(BinOp::Ne, a, z, Some(dst));
+                }
+                (_, Some(to)) => refuse(
+                    problems,
+                    &format!("converting to {} (convert to f32 first: `{}(f32(x))`)", to, to),
+                ),
+                _ => return Some(inst),
+            }
+        }
+        Op::Call(Intrinsic::Math(MathFn::Sqrt | MathFn::Fma), _) => return Some(inst),
+        Op::Call(Intrinsic::Math(MathFn::Rsqrt), args) => {
+            let root = e.push(Op::Call(Intrinsic::Math(MathFn::Sqrt), vec![args[0]]), F64);
+            let one = e.float(1.0, F64);
+            e.finish(dst, Op::Binary(BinOp::Div, one, root));
+        }
+        Op::Call(Intrinsic::Math(MathFn::Abs), args) => {
+            let a = args[0];
+            let s = e.sign_of(a);
+            let zero = e.float(0.0, F32);
+            let negative = e.bin(BinOp::Lt, s, zero, BOOL);
+            let z = e.float(-0.0, F64);
+            let flipped = e.bin(BinOp::Sub, z, a, F64);
+            let z = e.float(0.0, F64);
+            let kept = e.bin(BinOp::Add, a, z, F64);
+            e.finish(dst, Op::Select(negative, flipped, kept));
+        }
+        Op::Call(i @ (Intrinsic::Min | Intrinsic::Max), args) => {
+            // b where it is smaller (larger), else a; b where a is NaN.
+            let (a, b) = (args[0], args[1]);
+            let op = if i == Intrinsic::Min { BinOp::Lt } else { BinOp::Gt };
+            let better = e.compare(op, b, a, None);
+            let pick = e.select(better, b, a, F64);
+            let fa = e.cast(a, F32);
+            let nan = e.bin(BinOp::Ne, fa, fa, BOOL);
+            e.finish(dst, Op::Select(nan, b, pick));
+        }
+        Op::Call(Intrinsic::Math(m), _) => {
+            refuse(problems, &format!("`{}`", crate::hir::intrinsic_name(Intrinsic::Math(m))))
+        }
+        Op::Call(Intrinsic::Wave(_), _) => refuse(problems, "a wave operation"),
+        Op::Atomic(..) => refuse(problems, "an atomic"),
+        _ => return Some(inst),
+    }
+    None
 }
 
 /// The value of `f16` bits.

@@ -180,6 +180,10 @@ pub struct Lir {
     pub workgroup_size: Option<[u32; 3]>,
     /// The MIR value each virtual register holds, where it holds one (for names).
     pub origin: HashMap<Reg, u32>,
+    /// The virtual registers that hold 64-bit values (`f64`): each is given a pair of
+    /// registers `r2k:r2k+1` and named by the first (instructions on pairs name the pair by
+    /// its first register; a copy, a constant or a `select` of a pair is two instructions).
+    pub pairs: std::collections::HashSet<Reg>,
 }
 
 impl Lir {
@@ -187,6 +191,13 @@ impl Lir {
     pub fn reg(&mut self) -> Reg {
         self.next_reg += 1;
         self.next_reg - 1
+    }
+
+    /// A fresh virtual register for a 64-bit value.
+    pub fn reg_pair(&mut self) -> Reg {
+        let r = self.reg();
+        self.pairs.insert(r);
+        r
     }
 
     /// A fresh virtual predicate.
@@ -260,7 +271,9 @@ fn reg_of(v: Value) -> Reg {
 /// The `.param` type of a kernel parameter.
 fn param_type(ty: Ty) -> Option<&'static str> {
     match ty {
-        Ty::Buffer(Scalar::F32 | Scalar::F16 | Scalar::I32 | Scalar::U32) => Some("ptr"),
+        Ty::Buffer(Scalar::F32 | Scalar::F16 | Scalar::F64 | Scalar::I32 | Scalar::U32) => {
+            Some("ptr")
+        }
         Ty::Scalar(Scalar::U32 | Scalar::Bool) => Some("u32"),
         Ty::Scalar(Scalar::I32) => Some("i32"),
         Ty::Scalar(Scalar::F32) => Some("f32"),
@@ -272,7 +285,11 @@ fn param_type(ty: Ty) -> Option<&'static str> {
 /// `ty` to or from `space` (`what` is `load` or `store`); private arrays are in Local Memory.
 fn memory_mnemonic(space: Space, what: &str, ty: Scalar) -> String {
     let place = if space == Space::Device { "device" } else { "local" };
-    let width = if ty == Scalar::F16 { "u16" } else { "u32" };
+    let width = match ty {
+        Scalar::F16 => "u16",
+        Scalar::F64 => "u64",
+        _ => "u32",
+    };
     format!("{place}_{what}.{width}")
 }
 
@@ -674,14 +691,16 @@ impl<'f> Lower<'f> {
         let d = inst.dst.map(reg_of).unwrap_or(0);
         let dty = inst.dst.map(|v| self.ty(v));
         let dscalar = inst.dst.map(|v| self.scalar(v)).unwrap_or(Scalar::U32);
-        if dscalar == Scalar::F64 {
-            self.unsupported(
-                span,
-                "`f64` values are not supported by the code generator yet (they need register pairs): use f32".into(),
-            );
-            return;
-        }
         match &inst.op {
+            Op::Float(x) if dscalar == Scalar::F64 => {
+                // A pair: the two halves set one after the other (see `Lir::pairs`).
+                out.push(Inst::new(
+                    Kind::Const,
+                    "mov_imm",
+                    vec![Arg::Def(d), Arg::Imm(format!("0x{:016x}", x.to_bits()))],
+                    span,
+                ));
+            }
             Op::Int(_) | Op::Float(_) | Op::Bool(_) => {
                 let text = inst.dst.and_then(|v| self.imm(v)).unwrap_or_else(|| "0".into());
                 out.push(Inst::new(
@@ -764,10 +783,6 @@ impl<'f> Lower<'f> {
                 out.push(Inst::new(Kind::Op, &m, vec![Arg::Def(d), a], span));
             }
             Op::Store(space, addr, x) => {
-                if self.scalar(*x) == Scalar::F64 {
-                    self.unsupported(span, "`f64` values cannot be stored yet".into());
-                    return;
-                }
                 let m = memory_mnemonic(*space, "store", self.scalar(*x));
                 let a = self.memory_address(*space, *addr, out, span);
                 let x = self.src(*x);
@@ -840,6 +855,22 @@ impl<'f> Lower<'f> {
             return;
         }
         let s = self.scalar(a);
+        if s == Scalar::F64 {
+            // Pairs take registers, no immediates; the rest was legalised away.
+            let m = match op {
+                Add => "dadd",
+                Sub => "dsub",
+                Mul => "dmul",
+                Div => "ddiv",
+                _ => {
+                    self.unsupported(span, format!("`{}` on f64 is not supported", op.symbol()));
+                    return;
+                }
+            };
+            let (x, y) = (self.src(a), self.src(b));
+            self.op3(out, m, d, x, y, span);
+            return;
+        }
         if s == Scalar::F16 {
             // The half instructions take registers (their low halves), not immediates.
             let m = match op {
@@ -971,16 +1002,11 @@ impl<'f> Lower<'f> {
 
     fn cast(&mut self, a: Value, d: Reg, to: Scalar, out: &mut Vec<Inst>, span: &Span) {
         let from = self.scalar(a);
-        if from == Scalar::F64 {
-            self.unsupported(
-                span,
-                format!("`{}` values are not supported by the code generator yet", from.name()),
-            );
-            return;
-        }
         let x = self.src(a);
         let m = match (from, to) {
             (f, t) if f == t => "mov",
+            (Scalar::F32, Scalar::F64) => "cvt_f64_f32",
+            (Scalar::F64, Scalar::F32) => "cvt_f32_f64",
             (Scalar::I32 | Scalar::U32 | Scalar::Bool, Scalar::I32 | Scalar::U32) => "mov",
             (Scalar::I32, Scalar::F32) => "cvt_f32_i32",
             (Scalar::U32 | Scalar::Bool, Scalar::F32) => "cvt_f32_u32",
@@ -1047,6 +1073,21 @@ impl<'f> Lower<'f> {
                 // umin/umax/imin/imax take an immediate; so do fmin/fmax.
                 let y = self.src2(b);
                 self.op3(out, m, d, x, y, span);
+            }
+            Intrinsic::Math(f) if s == Scalar::F64 => {
+                // The rest was legalised away, or refused.
+                let x = self.src(args[0]);
+                match f {
+                    MathFn::Sqrt => self.op2(out, "dsqrt", d, x, span),
+                    MathFn::Fma => {
+                        let (y, z) = (self.src(args[1]), self.src(args[2]));
+                        out.push(Inst::new(Kind::Op, "dma", vec![Arg::Def(d), x, y, z], span));
+                    }
+                    _ => self.unsupported(
+                        span,
+                        format!("`{}` on f64 is not supported", crate::hir::intrinsic_name(i)),
+                    ),
+                }
             }
             Intrinsic::Math(f) => {
                 let x = self.src(args[0]);
@@ -1409,6 +1450,7 @@ pub fn lower_with(f: &Func, hold: Hold) -> Result<Lir, Unsupported> {
             frame: None,
             workgroup_size: f.workgroup_size,
             origin: HashMap::new(),
+            pairs: Default::default(),
         },
         def,
         pred_form,
@@ -1456,9 +1498,19 @@ pub fn lower_with(f: &Func, hold: Hold) -> Result<Lir, Unsupported> {
             });
         }
     }
+    // 64-bit values live in register pairs.
+    for (v, ty) in f.types.iter().enumerate() {
+        if *ty == Ty::Scalar(Scalar::F64) {
+            l.lir.pairs.insert(reg_of(Value(v as u32)));
+        }
+    }
     for block in &f.blocks {
         for phi in &block.phis {
-            let fresh = l.lir.reg();
+            let fresh = if f.types[phi.dst.0 as usize] == Ty::Scalar(Scalar::F64) {
+                l.lir.reg_pair()
+            } else {
+                l.lir.reg()
+            };
             l.phi_copy.insert(phi.dst, fresh);
         }
     }
@@ -1560,6 +1612,7 @@ pub fn rematerialize(lir: &mut Lir) {
             let Some([d]) = def_at.get(&r).map(|v| v.as_slice()) else { continue };
             let def = &lir.insts[*d];
             let cheap = def.guard.is_none()
+                && !lir.pairs.contains(&r)
                 && def.args.len() == 2
                 && (def.mnemonic == "mov_special" || def.mnemonic == "mov_imm");
             if !cheap

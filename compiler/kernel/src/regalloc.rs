@@ -13,11 +13,15 @@
 //!   thread per slot (`base + slot * threads * 4 + linear_thread_id * 4`); each use loads
 //!   into a fresh short-lived register and each definition stores from one, then allocation
 //!   starts again. Spilling needs the workgroup size from the source.
+//! - **Pairs**: 64-bit values (`f64`) are coloured among themselves first, and given even
+//!   pairs above the 32-bit registers.
 //! - **Predicates** live for one or two instructions (see `lir`); they are coloured over the
 //!   linear list with four colours.
 //! - **Checker**: a forward dataflow over the allocated program that knows which virtual
 //!   registers each physical register holds at every point; every read must find its value
 //!   in the register it was given, every spill reload must follow a store on every path.
+
+use std::collections::{HashMap, HashSet};
 
 use crate::lir::{self, Arg, Inst, Kind, Lir, PHYS, Pred, Reg};
 
@@ -507,6 +511,17 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
     if nparams > k {
         return Err(format!("{nparams} parameters need more than {k} registers"));
     }
+    // 64-bit values take pairs above the 32-bit registers (an even first register, so two
+    // pairs are the same or apart): coloured first, among themselves, never spilled.
+    let (pair_color, pair_colors) = color_pairs(lir)?;
+    let pool = if pair_colors == 0 { 0 } else { 2 * pair_colors + 1 };
+    if pool + nparams > k {
+        return Err(format!(
+            "`{}` holds {pair_colors} f64 values at once, which with its parameters need more than {k} registers (f64 values are not spilled yet); raise --max-registers",
+            lir.name
+        ));
+    }
+    let k = k - pool;
     let mut spill_slots = 0u32;
     // Private arrays in memory give a frame pointer, which spilling reuses.
     let mut spill_pointer: Option<Reg> = lir.frame;
@@ -546,13 +561,14 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
             cost: vec![0.0; n],
         };
         let mut present = vec![false; n];
+        let pair = |r: &Reg| lir.pairs.contains(r);
         for (i, inst) in lir.insts.iter().enumerate() {
             let weight = 10f64.powi(depth[i].min(8) as i32);
-            for r in inst.defs().chain(inst.uses()) {
+            for r in inst.defs().chain(inst.uses()).filter(|r| !pair(r)) {
                 present[r as usize] = true;
                 irc.cost[r as usize] += weight;
             }
-            let mut live: Vec<u32> = bits(&live_out[i]).collect();
+            let mut live: Vec<u32> = bits(&live_out[i]).filter(|r| !pair(r)).collect();
             // A guarded copy that need not keep the old value coalesces like any other. One
             // that keeps it (the second arm of an if-converted phi) coalesces too when nothing
             // else says the two interfere: sharing a register, it writes nothing.
@@ -560,6 +576,8 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
             if is_copy
                 && let (Some(Arg::Def(d)), Some(Arg::Use(s))) =
                     (inst.args.first(), inst.args.get(1))
+                && !pair(d)
+                && !pair(s)
             {
                 if inst.guard.is_none() || inst.guard_kills {
                     live.retain(|x| x != s);
@@ -571,7 +589,7 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
                 irc.move_list[*s as usize].push(m);
                 irc.worklist_moves.push(m);
             }
-            for d in inst.defs() {
+            for d in inst.defs().filter(|r| !pair(r)) {
                 for &l in &live {
                     // A guarded write and a value needed only in the other lanes can share a
                     // register (if-converted arms updating a variable in place).
@@ -601,13 +619,20 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
         irc.run();
         let spilled = irc.assign();
         if spilled.is_empty() {
-            let reg: Vec<u8> =
+            let mut reg: Vec<u8> =
                 (0..n).map(|r| irc.color[r].map_or(0, |c| c.min(255) as u8)).collect();
             let mut registers = nparams;
             for inst in &lir.insts {
-                for r in inst.defs().chain(inst.uses()) {
+                for r in inst.defs().chain(inst.uses()).filter(|r| !pair(r)) {
                     registers = registers.max(u32::from(reg[r as usize]) + 1);
                 }
+            }
+            if pair_colors > 0 {
+                let base = registers.next_multiple_of(2);
+                for (&r, &c) in &pair_color {
+                    reg[r as usize] = (base + 2 * c).min(255) as u8;
+                }
+                registers = base + 2 * pair_colors;
             }
             let (pred, predicates) = allocate_predicates(lir)?;
             let alloc =
@@ -700,6 +725,88 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
         }
     }
     Err(format!("`{}`: register allocation did not converge", lir.name))
+}
+
+/// Colours the 64-bit values among themselves: each one's colour (values of one colour share
+/// a pair) and how many colours. Copies between pairs that do not interfere share one.
+fn color_pairs(lir: &Lir) -> Result<(HashMap<Reg, u32>, u32), String> {
+    if lir.pairs.is_empty() {
+        return Ok((HashMap::new(), 0));
+    }
+    let succ = lir::successors(&lir.insts)?;
+    let live_out = liveness(&lir.insts, &succ, lir.next_reg as usize);
+    let pair = |r: &Reg| lir.pairs.contains(r);
+    let mut adj: HashMap<Reg, HashSet<Reg>> = HashMap::new();
+    let mut moves: Vec<(Reg, Reg)> = Vec::new();
+    let mut order: Vec<Reg> = Vec::new();
+    for (i, inst) in lir.insts.iter().enumerate() {
+        for r in inst.defs().chain(inst.uses()).filter(pair) {
+            if !order.contains(&r) {
+                order.push(r);
+            }
+        }
+        let source = match (inst.kind, inst.args.first(), inst.args.get(1)) {
+            (Kind::Copy, Some(Arg::Def(d)), Some(Arg::Use(s))) if pair(d) && pair(s) => {
+                moves.push((*d, *s));
+                (inst.guard.is_none() || inst.guard_kills).then_some(*s)
+            }
+            _ => None,
+        };
+        for d in inst.defs().filter(pair) {
+            for l in bits(&live_out[i]).filter(pair) {
+                if l != d && Some(l) != source {
+                    adj.entry(d).or_default().insert(l);
+                    adj.entry(l).or_default().insert(d);
+                }
+            }
+        }
+    }
+    // Coalescing: a copy's two sides become one class when no member of one interferes
+    // with a member of the other.
+    let mut class: HashMap<Reg, Reg> = order.iter().map(|r| (*r, *r)).collect();
+    let find = |class: &HashMap<Reg, Reg>, mut r: Reg| {
+        while class[&r] != r {
+            r = class[&r];
+        }
+        r
+    };
+    for (d, s) in moves {
+        let (a, b) = (find(&class, d), find(&class, s));
+        if a == b {
+            continue;
+        }
+        let members = |c: Reg, class: &HashMap<Reg, Reg>| -> Vec<Reg> {
+            order.iter().copied().filter(|r| find(class, *r) == c).collect()
+        };
+        let (ma, mb) = (members(a, &class), members(b, &class));
+        let clash = ma.iter().any(|x| adj.get(x).is_some_and(|n| mb.iter().any(|y| n.contains(y))));
+        if !clash {
+            class.insert(b, a);
+        }
+    }
+    // Greedy colouring of the classes, in order of first appearance.
+    let mut color: HashMap<Reg, u32> = HashMap::new();
+    let mut class_color: HashMap<Reg, u32> = HashMap::new();
+    let mut colors = 0u32;
+    for &r in &order {
+        let c = find(&class, r);
+        if class_color.contains_key(&c) {
+            continue;
+        }
+        let taken: HashSet<u32> = order
+            .iter()
+            .filter(|x| find(&class, **x) == c)
+            .flat_map(|x| adj.get(x).into_iter().flatten())
+            .filter_map(|y| class_color.get(&find(&class, *y)).copied())
+            .collect();
+        let pick = (0..).find(|k| !taken.contains(k)).unwrap_or(0);
+        class_color.insert(c, pick);
+        colors = colors.max(pick + 1);
+    }
+    for &r in &order {
+        color.insert(r, class_color[&find(&class, r)]);
+    }
+    Ok((color, colors))
 }
 
 /// Bytes of Local Memory a kernel needs with `slots` spill slots.
@@ -1063,8 +1170,8 @@ pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
 /// The allocated program: every register and predicate physical.
 pub fn rewrite(lir: &Lir, alloc: &Allocation) -> Vec<Inst> {
     let mut out = Vec::with_capacity(lir.insts.len());
-    for inst in &lir.insts {
-        let mut inst = inst.clone();
+    for original in &lir.insts {
+        let mut inst = original.clone();
         for a in &mut inst.args {
             match a {
                 Arg::Def(r) | Arg::Use(r) | Arg::Addr(r, _) => *r = phys(alloc, *r),
@@ -1082,6 +1189,34 @@ pub fn rewrite(lir: &Lir, alloc: &Allocation) -> Vec<Inst> {
             && let (Some(Arg::Def(d)), Some(Arg::Use(s))) = (inst.args.first(), inst.args.get(1))
             && d == s
         {
+            continue;
+        }
+        // A copy, a constant or a select of a pair is one instruction per half.
+        let wide = matches!(inst.mnemonic.as_str(), "mov" | "mov_imm" | "select")
+            && original
+                .args
+                .first()
+                .is_some_and(|a| matches!(a, Arg::Def(r) if lir.pairs.contains(r)));
+        if wide {
+            let mut hi = inst.clone();
+            for a in &mut hi.args {
+                match a {
+                    Arg::Def(r) | Arg::Use(r) => *r += 1,
+                    Arg::Imm(t) => {
+                        let bits = u64::from_str_radix(t.trim_start_matches("0x"), 16).unwrap_or(0);
+                        *t = format!("0x{:08x}", bits >> 32);
+                    }
+                    _ => {}
+                }
+            }
+            for a in &mut inst.args {
+                if let Arg::Imm(t) = a {
+                    let bits = u64::from_str_radix(t.trim_start_matches("0x"), 16).unwrap_or(0);
+                    *t = format!("0x{:08x}", bits & 0xffff_ffff);
+                }
+            }
+            out.push(inst);
+            out.push(hi);
             continue;
         }
         out.push(inst);

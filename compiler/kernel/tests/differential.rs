@@ -1,8 +1,9 @@
 //! Differential testing of the optimisation levels: random well-typed Python kernels
 //! (integer and float arithmetic, nested `if`/`for`/`while` with `break` and `continue`,
 //! loads and stores, a private array indexed by constants, loop counters or computed
-//! values, f16 arithmetic and conversions) are compiled at O0, O1, O2 and O3 and run in the emulator on the same
-//! inputs; every level must leave the same device memory.
+//! values, f16 arithmetic and conversions, and in a third of them an f64 variable) are
+//! compiled at O0, O1, O2 and O3 and run in the emulator on the same inputs; every level must
+//! leave the same device memory.
 //!
 //! `WAVE_DIFF_KERNELS=N` sets how many kernels (default 1,500); `WAVE_SEED=S` replays one
 //! kernel. A failure prints the seed, the kernel and the first difference.
@@ -38,6 +39,8 @@ enum T {
     F,
     /// f16.
     H,
+    /// f64.
+    D,
     B,
 }
 
@@ -48,12 +51,13 @@ impl T {
             T::U => "u32",
             T::F => "f32",
             T::H => "f16",
+            T::D => "f64",
             T::B => "bool",
         }
     }
 }
 
-const VARS: [(&str, T); 8] = [
+const VARS: [(&str, T); 9] = [
     ("a", T::I),
     ("b", T::I),
     ("c", T::I),
@@ -62,6 +66,7 @@ const VARS: [(&str, T); 8] = [
     ("x", T::F),
     ("y", T::F),
     ("h", T::H),
+    ("g", T::D),
 ];
 
 struct Gen {
@@ -74,9 +79,27 @@ struct Gen {
     /// Whether the private array `pa` may be indexed by computed values (else only by
     /// constants and loop counters, which mem2reg promotes once loops are unrolled).
     computed_index: bool,
+    /// Whether the kernel has the f64 variable `g` (f64 values are not spilled, so the
+    /// kernels squeezed into eight registers leave it out).
+    doubles: bool,
 }
 
 impl Gen {
+    /// A variable to assign.
+    fn any_var(&mut self) -> (&'static str, T) {
+        let n = if self.doubles { VARS.len() } else { VARS.len() - 1 };
+        VARS[self.rng.below(n as u32) as usize]
+    }
+
+    /// A type to compare or convert from.
+    fn numeric(&mut self, with: &[T]) -> T {
+        let mut ts = with.to_vec();
+        if self.doubles {
+            ts.push(T::D);
+        }
+        ts[self.rng.below(ts.len() as u32) as usize]
+    }
+
     /// An index of the private array `pa` (4 elements).
     fn private_index(&mut self) -> String {
         match self.rng.below(10) {
@@ -108,6 +131,9 @@ impl Gen {
             T::H => {
                 format!("f16({}.{})", self.rng.below(9), [0, 25, 5, 75][self.rng.below(4) as usize])
             }
+            T::D => {
+                format!("f64({}.{})", self.rng.below(9), [0, 1, 5, 3][self.rng.below(4) as usize])
+            }
             T::B => (if self.rng.chance(50) { "True" } else { "False" }).into(),
         }
     }
@@ -117,7 +143,7 @@ impl Gen {
             return match (t, self.rng.below(10)) {
                 (T::B, 0) => self.literal(T::B),
                 (T::B, _) => {
-                    let ct = [T::I, T::U, T::F, T::H][self.rng.below(4) as usize];
+                    let ct = self.numeric(&[T::I, T::U, T::F, T::H]);
                     let op = ["<", "<=", ">", ">=", "==", "!="][self.rng.below(6) as usize];
                     let l = self.var(ct);
                     let r = if self.rng.chance(50) { self.literal(ct) } else { self.var(ct) };
@@ -135,6 +161,7 @@ impl Gen {
                 (T::U, 0) => "t".into(),
                 (T::F, 0) => "f32(inp[t ^ 5])".into(),
                 (T::H, 0) => "f16(inp[t ^ 6] & 255)".into(),
+                (T::D, 0) => "f64(inp[t ^ 7])".into(),
                 (_, 1 | 2) => self.literal(t),
                 _ => self.var(t),
             };
@@ -191,7 +218,7 @@ impl Gen {
                     format_args!("abs({})", self.expr(t, d))
                 ),
                 4 => {
-                    let from = [T::I, T::U, T::H][self.rng.below(3) as usize];
+                    let from = self.numeric(&[T::I, T::U, T::H]);
                     format!("f32({}({}))", from.name(), self.expr(from, d))
                 }
                 5 => format!(
@@ -221,12 +248,32 @@ impl Gen {
                 7 => format!("max({}, {})", self.expr(t, d), self.expr(t, d)),
                 _ => format!("-{}", self.expr(t, d)),
             },
+            T::D => match self.rng.below(11) {
+                0 => format!("({} + {})", self.expr(t, d), self.expr(t, d)),
+                1 => format!("({} - {})", self.expr(t, d), self.expr(t, d)),
+                2 => format!("({} * {})", self.expr(t, d), self.expr(t, d)),
+                3 => format!("({} / (abs({}) + f64(100.0)))", self.expr(t, d), self.expr(t, d)),
+                4 => {
+                    let from = [T::I, T::U, T::F, T::H][self.rng.below(4) as usize];
+                    format!("f64({}({}))", from.name(), self.expr(from, d))
+                }
+                5 => format!(
+                    "({} if {} else {})",
+                    self.expr(t, d),
+                    self.expr(T::B, d),
+                    self.expr(t, d)
+                ),
+                6 => format!("min({}, {})", self.expr(t, d), self.expr(t, d)),
+                7 => format!("max({}, {})", self.expr(t, d), self.expr(t, d)),
+                8 => format!("wave.sqrt(abs({}))", self.expr(t, d)),
+                _ => format!("-{}", self.expr(t, d)),
+            },
             T::B => match self.rng.below(6) {
                 0 => format!("({} and {})", self.expr(T::B, d), self.expr(T::B, d)),
                 1 => format!("({} or {})", self.expr(T::B, d), self.expr(T::B, d)),
                 2 => format!("(not {})", self.expr(T::B, d)),
                 _ => {
-                    let ct = [T::I, T::U, T::F, T::H][self.rng.below(4) as usize];
+                    let ct = self.numeric(&[T::I, T::U, T::F, T::H]);
                     let op = ["<", "<=", ">", ">=", "==", "!="][self.rng.below(6) as usize];
                     // Each side converted, so a side of only literals is typed too.
                     let n = ct.name();
@@ -251,7 +298,7 @@ impl Gen {
         let choice = self.rng.below(if depth == 0 { 5 } else { 11 });
         match choice {
             0..=3 => {
-                let (name, t) = VARS[self.rng.below(VARS.len() as u32) as usize];
+                let (name, t) = self.any_var();
                 let e = self.expr(t, 3);
                 let op = if t != T::B && self.rng.chance(20) { "+=" } else { "=" };
                 self.line(indent, &format!("{name} {op} {e}"));
@@ -328,7 +375,7 @@ impl Gen {
                 self.line(indent + 1, "return");
             }
             _ => {
-                let (name, t) = VARS[self.rng.below(VARS.len() as u32) as usize];
+                let (name, t) = self.any_var();
                 let e = self.expr(t, 2);
                 self.line(indent, &format!("{name} = {e}"));
             }
@@ -338,6 +385,11 @@ impl Gen {
 
 /// A random kernel from a seed.
 fn kernel(seed: u64) -> String {
+    kernel_for(seed, false)
+}
+
+/// A random kernel from a seed; `squeezed` leaves f64 out.
+fn kernel_for(seed: u64, squeezed: bool) -> String {
     let mut g = Gen {
         rng: Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1),
         out: String::new(),
@@ -345,6 +397,7 @@ fn kernel(seed: u64) -> String {
         counters: Vec::new(),
         next_counter: 0,
         computed_index: seed.is_multiple_of(2),
+        doubles: seed.is_multiple_of(3) && !squeezed,
     };
     g.out.push_str("import wave\n\n\n@wave.kernel(workgroup=32)\ndef k(inp: i32[:], out: i32[:], fout: f32[:]):\n");
     g.line(1, "t = wave.global_id()");
@@ -356,6 +409,9 @@ fn kernel(seed: u64) -> String {
     g.line(1, "x = f32(a) * 0.5");
     g.line(1, "y: f32 = 1.25");
     g.line(1, "h = f16(x) * f16(0.5)");
+    if g.doubles {
+        g.line(1, "g = f64(x) * f64(0.1) + f64(inp[t ^ 11])");
+    }
     g.line(1, "pa = wave.private_array(i32, 4)");
     g.line(1, "pa[1] = a - b");
     g.block(1, 3, false);
@@ -363,7 +419,7 @@ fn kernel(seed: u64) -> String {
     g.line(1, "out[t * 8 + 1] = b + c");
     g.line(1, "out[t * 8 + 2] = i32(u ^ v)");
     g.line(1, "out[t * 8 + 3] = pa[0] + pa[1] * 3 + pa[2] * 5 + pa[3] * 7");
-    g.line(1, "fout[t * 2] = x");
+    g.line(1, if g.doubles { "fout[t * 2] = x + f32(g)" } else { "fout[t * 2] = x" });
     g.line(1, "fout[t * 2 + 1] = y + f32(h)");
     g.out
 }
@@ -467,7 +523,7 @@ fn kernels_squeezed_into_eight_registers_spill_and_compute_the_same() {
     let mut spilled = 0;
     let mut too_big = 0;
     for seed in 1..=count {
-        let text = kernel(seed);
+        let text = kernel_for(seed, true);
         let reference =
             run(&text, Level::O0, 16, seed).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         for level in [Level::O0, Level::O2] {
@@ -495,10 +551,18 @@ fn the_generator_makes_different_kernels_that_compile() {
     let a = kernel(1);
     let b = kernel(2);
     assert_ne!(a, b);
+    let mut doubles = 0;
     for seed in 1..20 {
         let text = kernel(seed);
         let (out, d) =
             wave_kernel::compile(&text, Language::Python, "random.py", Options::default());
-        assert!(out.is_some(), "seed {seed}: {d:?}\n{text}");
+        let out = out.unwrap_or_else(|| panic!("seed {seed}: {d:?}\n{text}"));
+        // A third have an f64 variable, computed in register pairs.
+        if text.contains("g = f64(") {
+            assert!(out.asm.contains("dmul") && out.asm.contains("dadd"), "seed {seed}");
+            doubles += 1;
+        }
+        assert!(!kernel_for(seed, true).contains("f64"), "seed {seed}: squeezed, no f64");
     }
+    assert_eq!(doubles, 6, "seeds 3, 6, ..., 18");
 }

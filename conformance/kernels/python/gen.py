@@ -434,8 +434,60 @@ def half_precision(rng):
     )
 
 
+def double_precision(rng):
+    n, wg, grid = 150, 64, 3
+    threads = wg * grid
+    d = np.float64
+    # Full-precision values; some pairs equal, some one unit in the last place apart, some
+    # that f32 cannot tell apart.
+    x = rng.standard_normal(n) * 1000.0
+    y = rng.standard_normal(n) * 1000.0
+    for i in range(0, n, 7):
+        y[i] = x[i]
+    for i in range(3, n, 11):
+        y[i] = np.nextafter(x[i], np.inf)
+    for i in range(5, n, 13):
+        x[i] = -float(i) - 2.0 ** -40
+    out = np.full(2 * n, d(-1.0))
+    single = np.full(threads, np.float32(F32_SENTINEL), dtype=np.float32)
+    flags = np.full(threads, -7, dtype=np.int32)
+    for i in range(n):
+        a, b = d(x[i]), d(y[i])
+        s = d(0.0)
+        for k in range(10):
+            s = s + (a * d(0.1) + d(k))
+        out[i] = s - b / d(3.0)
+        out[n + i] = np.sqrt(abs(a - b)) + min(a, -b) - max(a, b)
+        single[i] = np.float32(a * b)
+        flags[i] = (1 if a < b else 0) + (2 if a == b else 0) + (4 if -a >= d(i) else 0)
+    return toml_case(
+        name=f"Python f64 buffers and arithmetic in register pairs: a sum of tenths, division, "
+        f"square root, comparisons, min, max, abs and negation built from the f64 instructions, "
+        f"conversions from integers and to f32, for n = {n}; the threads past n return",
+        spec=["6.6", "6.7", "5.1"],
+        file="double_precision.py",
+        kernel="double_precision",
+        grid=(grid, 1, 1),
+        workgroup=(wg, 1, 1),
+        args=[("x", 0), ("y", 2048), ("out", 4096), ("single", 8192), ("flags", 9216), ("n", n)],
+        memory=[
+            (0, "u32", x.view(np.uint32), "x: f64 bits, low word first"),
+            (2048, "u32", y.view(np.uint32), "y: f64 bits, low word first"),
+            (4096, "u32", out.view(np.uint32), "out: 2 n f64 results, -1.0 first"),
+            (8192, "f32", single, "single"),
+            (9216, "i32", flags, "flags"),
+        ],
+        expect=[
+            (4096, "u32", out.view(np.uint32),
+             "the sum less b / 3, then sqrt(|a - b|) + min(a, -b) - max(a, b), as f64 bits"),
+            (8192, "f32", single, "f32(a b); the sentinel past n"),
+            (9216, "i32", flags, "(a < b) + 2 (a == b) + 4 (-a >= i); -7 past n"),
+        ],
+    )
+
+
 CASES = [vector_add, saxpy, reduction, histogram, prefix_sum, sgemm, transpose, divergent_loop,
-         private_arrays, half_precision]
+         private_arrays, half_precision, double_precision]
 
 
 def main():
