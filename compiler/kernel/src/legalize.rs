@@ -20,8 +20,14 @@
 //! - `i32`/`u32` to `f64`: the two 16-bit halves, each exact in `f32`, then `hi * 65536 + lo`;
 //!   `f16` to `f64` through `f32` (exact).
 //!
-//! Refused, with the span: `f64` to integers or `f16` (convert to `f32` first), `%`, `floor`,
-//! `ceil` and the transcendental functions on `f64`, atomics and wave operations on `f64`.
+//! - `floor(a)`: `(a + m) - m` with `m = ±2^52` rounds to an integer where `|a| < 2^52`
+//!   (beyond, `a` is one), less 1 where that rounded up; `ceil(a)` is `-floor(-a)`;
+//! - `f64` to `i32`/`u32` like `f32` to them (toward zero, saturating, NaN to 0): the
+//!   integer made exactly, clamped, then split into `f32(t)` and the rest, each converted
+//!   exactly.
+//!
+//! Refused, with the span: `f64` to `f16` (convert to `f32` first), `%` and the
+//! transcendental functions on `f64`, atomics and wave operations on `f64`.
 
 use crate::hir::{BinOp, Intrinsic, MathFn, Scalar, Ty, UnOp};
 use crate::mir::{Func, Inst, Op, Value};
@@ -189,6 +195,106 @@ impl Emit<'_> {
     fn finish(&mut self, dst: Value, op: Op) {
         self.out.push(Inst { dst: Some(dst), op, span: self.span.clone() });
     }
+
+    /// `f32(x) op c`: exact for the sign of an `x` that is 0 or at least 2^-126 from `c`
+    /// in magnitude (an integer, or the difference of two nearby integers).
+    fn test(&mut self, op: BinOp, x: Value, c: f64) -> Value {
+        let fx = self.cast(x, F32);
+        let k = self.float(c, F32);
+        self.bin(op, fx, k, BOOL)
+    }
+
+    /// `floor(a)`: rounded to an integer by `(a + m) - m` with `m = ±2^52` (exact where
+    /// `|a| < 2^52`; beyond, `a` is an integer), less 1 where that rounded up, and the sign of
+    /// a zero result taken from `a` (`floor(-0.0)` is `-0.0`).
+    fn floor(&mut self, a: Value, dst: Option<Value>) -> Value {
+        let big = self.float(4503599627370496.0, F64);
+        let below = self.bin(BinOp::Sub, a, big, F64);
+        let above = self.bin(BinOp::Add, a, big, F64);
+        let (lt, gt) = (self.test(BinOp::Lt, below, 0.0), self.test(BinOp::Gt, above, 0.0));
+        let small = self.bin(BinOp::LogicAnd, lt, gt, BOOL);
+        let negative = self.test(BinOp::Lt, a, 0.0);
+        let minus = self.float(-4503599627370496.0, F64);
+        let m = self.select(negative, minus, big, F64);
+        let up = self.bin(BinOp::Add, a, m, F64);
+        let r = self.bin(BinOp::Sub, up, m, F64);
+        let over = self.bin(BinOp::Sub, r, a, F64);
+        let over = self.sign_of(over);
+        let zero = self.float(0.0, F32);
+        let rounded_up = self.bin(BinOp::Gt, over, zero, BOOL);
+        let one = self.float(1.0, F64);
+        let less = self.bin(BinOp::Sub, r, one, F64);
+        let r = self.select(rounded_up, less, r, F64);
+        let is_zero = self.test(BinOp::Eq, r, 0.0);
+        let z = self.float(0.0, F64);
+        let signed = self.bin(BinOp::Mul, a, z, F64);
+        let r = self.select(is_zero, signed, r, F64);
+        self.done(dst, Op::Select(small, r, a), F64)
+    }
+
+    /// `op` into `dst`, or into a new value.
+    fn done(&mut self, dst: Option<Value>, op: Op, ty: Ty) -> Value {
+        match dst {
+            Some(d) => {
+                self.finish(d, op);
+                d
+            }
+            None => self.push(op, ty),
+        }
+    }
+
+    /// `ceil(a)`: `-floor(-a)`.
+    fn ceil(&mut self, a: Value, dst: Option<Value>) -> Value {
+        let z = self.float(-0.0, F64);
+        let minus = self.bin(BinOp::Sub, z, a, F64);
+        let f = self.floor(minus, None);
+        let z = self.float(-0.0, F64);
+        self.done(dst, Op::Binary(BinOp::Sub, z, f), F64)
+    }
+
+    /// `a` converted to `to` (i32 or u32) as `f32` converts: toward zero, saturating, NaN
+    /// to 0. The integer `t` (made exactly) is `f32(t)`, at most 2^7 off for `|t| < 2^32`,
+    /// plus the rest; each converts exactly, and where `f32(t)` rounded up to 2^31 (2^32),
+    /// which the conversion saturates, one more wraps to the right bits.
+    fn integer(&mut self, a: Value, to: Scalar, dst: Value) {
+        let t = {
+            let s = self.sign_of(a);
+            let zero = self.float(0.0, F32);
+            let negative = self.bin(BinOp::Lt, s, zero, BOOL);
+            let (f, c) = (self.floor(a, None), self.ceil(a, None));
+            self.select(negative, c, f, F64)
+        };
+        let (lo, hi) =
+            if to == Scalar::I32 { (-2147483648.0, 2147483647.0) } else { (0.0, 4294967295.0) };
+        let ty = Ty::Scalar(to);
+        let (klo, khi) = (self.float(lo, F64), self.float(hi, F64));
+        let under = self.bin(BinOp::Sub, t, klo, F64);
+        let under = self.test(BinOp::Lt, under, 0.0);
+        let t = self.select(under, klo, t, F64);
+        let over = self.bin(BinOp::Sub, t, khi, F64);
+        let over = self.test(BinOp::Gt, over, 0.0);
+        let t = self.select(over, khi, t, F64);
+        let head = self.cast(t, F32);
+        let head64 = self.cast(head, F64);
+        let rest = self.bin(BinOp::Sub, t, head64, F64);
+        let rest = self.cast(rest, F32);
+        // (The rest may be negative: it converts as i32, then wraps into the sum.)
+        let h = self.cast(head, ty);
+        let r = self.cast(rest, Ty::Scalar(Scalar::I32));
+        let r = if to == Scalar::I32 { r } else { self.cast(r, ty) };
+        let top = self.float(if to == Scalar::I32 { 2147483648.0 } else { 4294967296.0 }, F32);
+        let saturated = self.bin(BinOp::Eq, head, top, BOOL);
+        let one = self.push(Op::Int(1), ty);
+        let nought = self.push(Op::Int(0), ty);
+        let fix = self.select(saturated, one, nought, ty);
+        let h = self.bin(BinOp::Add, h, fix, ty);
+        let v = self.bin(BinOp::Add, h, r, ty);
+        // NaN: 0.
+        let fa = self.cast(a, F32);
+        let nan = self.bin(BinOp::Ne, fa, fa, BOOL);
+        let zero = self.push(Op::Int(0), ty);
+        self.finish(dst, Op::Select(nan, zero, v));
+    }
 }
 
 /// Rewrites one instruction on `f64` values into what the code generator takes, into `out`;
@@ -254,6 +360,7 @@ fn legalize_f64(
                     let z = e.float(0.0, F64);
                     e.compare(BinOp::Ne, a, z, Some(dst));
                 }
+                (_, Some(Ty::Scalar(s @ (Scalar::I32 | Scalar::U32)))) => e.integer(a, s, dst),
                 (_, Some(to)) => refuse(
                     problems,
                     &format!("converting to {} (convert to f32 first: `{}(f32(x))`)", to, to),
@@ -262,6 +369,12 @@ fn legalize_f64(
             }
         }
         Op::Call(Intrinsic::Math(MathFn::Sqrt | MathFn::Fma), _) => return Some(inst),
+        Op::Call(Intrinsic::Math(MathFn::Floor), args) => {
+            e.floor(args[0], Some(dst));
+        }
+        Op::Call(Intrinsic::Math(MathFn::Ceil), args) => {
+            e.ceil(args[0], Some(dst));
+        }
         Op::Call(Intrinsic::Math(MathFn::Rsqrt), args) => {
             let root = e.push(Op::Call(Intrinsic::Math(MathFn::Sqrt), vec![args[0]]), F64);
             let one = e.float(1.0, F64);

@@ -189,7 +189,7 @@ impl Gen {
                 8 => format!("({} << ({} & 7))", self.expr(t, d), self.expr(t, d)),
                 9 => format!("({} >> ({} & 15))", self.expr(t, d), self.expr(t, d)),
                 10 => {
-                    let from = [T::I, T::U, T::F, T::H][self.rng.below(4) as usize];
+                    let from = self.numeric(&[T::I, T::U, T::F, T::H]);
                     if from == T::F {
                         format!("{}(min(max({}, -1000.0), 1000.0))", t.name(), self.expr(T::F, d))
                     } else if from == T::H {
@@ -248,7 +248,7 @@ impl Gen {
                 7 => format!("max({}, {})", self.expr(t, d), self.expr(t, d)),
                 _ => format!("-{}", self.expr(t, d)),
             },
-            T::D => match self.rng.below(11) {
+            T::D => match self.rng.below(12) {
                 0 => format!("({} + {})", self.expr(t, d), self.expr(t, d)),
                 1 => format!("({} - {})", self.expr(t, d), self.expr(t, d)),
                 2 => format!("({} * {})", self.expr(t, d), self.expr(t, d)),
@@ -266,6 +266,7 @@ impl Gen {
                 6 => format!("min({}, {})", self.expr(t, d), self.expr(t, d)),
                 7 => format!("max({}, {})", self.expr(t, d), self.expr(t, d)),
                 8 => format!("wave.sqrt(abs({}))", self.expr(t, d)),
+                9 => format!("floor({})", self.expr(t, d)),
                 _ => format!("-{}", self.expr(t, d)),
             },
             T::B => match self.rng.below(6) {

@@ -1,6 +1,7 @@
 //! f64 in the code generator: values in register pairs, 64-bit loads and stores, `dadd`,
 //! `dsub`, `dmul`, `ddiv`, `dsqrt`, and what WAVE has no instruction for (comparisons,
-//! negation, `abs`, `min`, `max`, integer conversions) built exactly from those; checked
+//! negation, `abs`, `min`, `max`, `floor`, `ceil`, conversions to and from integers) built
+//! exactly from those; checked
 //! against Rust's f64 on values that f32 cannot tell apart, infinities, NaN, signed zeros
 //! and subnormals; and what is still refused (E0408).
 
@@ -69,6 +70,19 @@ fn inputs() -> Vec<(f64, f64)> {
         let a = (k as f64 * std::f64::consts::FRAC_1_SQRT_2 - 4.0) * 10f64.powi(k - 7);
         v.push((a, a * (1.0 + 3.0 * f64::EPSILON) - 1e-9));
     }
+    // Random bit patterns: every exponent, both signs.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        f64::from_bits(state)
+    };
+    for _ in 0..30 {
+        let (a, b) = (next(), next());
+        v.push((a, b));
+        v.push((a, -a));
+    }
     v
 }
 
@@ -112,15 +126,16 @@ fn f64_arithmetic_comparisons_and_conversions_are_exact_at_every_level() {
         for m in ["dadd", "dmul", "ddiv", "dsub", "dsqrt", "device_load.u64", "device_store.u64"] {
             assert!(out.asm.contains(m), "{m}:\n{}", out.asm);
         }
-        let (xs, ys, outs, fl, is) = (0usize, 1024usize, 2048usize, 6144usize, 7168usize);
-        let mut device = vec![0u8; 8192];
+        let (xs, ys, outs, fl, is) = (0usize, 1024usize, 2048usize, 8192usize, 8704usize);
+        assert!(n * 8 <= ys - xs && outs + n * 64 <= fl && fl + n * 4 <= is);
+        let mut device = vec![0u8; 9216];
         for (i, (a, b)) in cases.iter().enumerate() {
             device[xs + i * 8..xs + i * 8 + 8].copy_from_slice(&a.to_le_bytes());
             device[ys + i * 8..ys + i * 8 + 8].copy_from_slice(&b.to_le_bytes());
             device[is + i * 4..is + i * 4 + 4].copy_from_slice(&ints[i].to_le_bytes());
         }
         let dispatch = wave_emulator::Dispatch {
-            grid: [2, 1, 1],
+            grid: [n.div_ceil(32) as u32, 1, 1],
             wave_width: 16,
             args: vec![
                 ("x".into(), xs as u32),
@@ -186,10 +201,10 @@ fn f64_values_get_even_register_pairs_apart_from_32_bit_registers() {
 #[test]
 fn what_f64_does_not_do_yet_is_refused_with_its_span() {
     for (body, what) in [
-        ("    out[i] = f64(i32(x[i]))", "converting to i32"),
+        ("    out[i] = f64(f16(x[i]))", "converting to f16"),
         ("    out[i] = x[i] % 2.0", "`%`"),
-        ("    out[i] = wave.floor(x[i])", "`floor`"),
         ("    out[i] = wave.sin(x[i])", "`sin`"),
+        ("    out[i] = wave.exp2(x[i])", "`exp2`"),
     ] {
         let text = format!(
             "import wave\n\n@wave.kernel\ndef k(x: f64[:], out: f64[:]):\n    i = wave.global_id()\n{body}\n"
@@ -199,5 +214,122 @@ fn what_f64_does_not_do_yet_is_refused_with_its_span() {
         let e = d.iter().find(|d| d.code == "E0408").unwrap_or_else(|| panic!("{body}: {d:?}"));
         assert!(e.message.contains(what), "{body}: {}", e.message);
         assert!(e.span.start > 0, "{body}: the span points into the kernel");
+    }
+}
+
+const ROUNDING: &str = "import wave
+
+@wave.kernel(workgroup=32)
+def rounding(x: f64[:], out: f64[:], ints: i32[:], uints: u32[:], n: u32):
+    i = wave.global_id()
+    if i >= n:
+        return
+    a = x[i]
+    out[i * 2] = wave.floor(a)
+    out[i * 2 + 1] = wave.ceil(a)
+    ints[i] = i32(a)
+    uints[i] = u32(a)
+";
+
+#[test]
+fn f64_floor_ceil_and_integer_conversions_are_exact_at_every_level() {
+    let p = |k: i32| 2f64.powi(k);
+    let tiny = f64::from_bits(1);
+    let mut xs = vec![
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.5,
+        -1.5,
+        2.5,
+        -2.5,
+        0.499_999_999_999_999_94,
+        -0.499_999_999_999_999_94,
+        tiny,
+        -tiny,
+        1e-300,
+        -1e-300,
+        123.999_999_999,
+        -123.000_000_001,
+        p(51) + 0.5,
+        -p(51) - 0.5,
+        p(52) - 0.5,
+        -p(52) + 0.5,
+        p(52),
+        p(53) + 2.0,
+        p(31) - 0.5,
+        p(31) - 1.0 + 0.75,
+        p(31),
+        p(31) + 0.5,
+        -p(31) - 0.5,
+        -p(31) + 0.25,
+        -p(31) - 1.0,
+        p(32) - 0.5,
+        p(32) - 1.0,
+        p(32),
+        p(24) + 1.0,
+        p(24) + 3.0,
+        -(p(24) + 1.0),
+        1e300,
+        -1e300,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+    ];
+    for k in 0..24 {
+        xs.push((k as f64 - 11.3) * 1.37e7 * if k % 2 == 0 { 1.0 } else { 1e-5 });
+    }
+    // Random bit patterns (every exponent), and random values near integers.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..100 {
+        xs.push(f64::from_bits(next()));
+        let k = (next() % 2_000_000) as f64 - 1_000_000.0;
+        xs.push(k * 4096.0 + [0.0, 0.5, -0.5, 1e-9, -1e-9][(next() % 5) as usize]);
+    }
+    let n = xs.len();
+    for level in [Level::O0, Level::O1, Level::O2, Level::O3] {
+        let (out, d) = wave_kernel::compile(
+            ROUNDING,
+            Language::Python,
+            "rounding.py",
+            Options { level, ..Default::default() },
+        );
+        let out = out.unwrap_or_else(|| panic!("{d:?}"));
+        let (xo, oo, io, uo) = (0usize, 4096usize, 8448usize, 9600usize);
+        assert!(n * 8 <= oo && oo + n * 16 <= io && io + n * 4 <= uo);
+        let mut device = vec![0u8; 12288];
+        for (i, a) in xs.iter().enumerate() {
+            device[xo + i * 8..xo + i * 8 + 8].copy_from_slice(&a.to_le_bytes());
+        }
+        let dispatch = wave_emulator::Dispatch {
+            grid: [n.div_ceil(32) as u32, 1, 1],
+            wave_width: 32,
+            args: vec![
+                ("x".into(), xo as u32),
+                ("out".into(), oo as u32),
+                ("ints".into(), io as u32),
+                ("uints".into(), uo as u32),
+                ("n".into(), n as u32),
+            ],
+            ..Default::default()
+        };
+        wave_emulator::run(&out.module, &dispatch, &mut device).expect("runs");
+        let word = |at: usize| u32::from_le_bytes(device[at..at + 4].try_into().unwrap());
+        let double = |at: usize| f64::from_le_bytes(device[at..at + 8].try_into().unwrap());
+        for (i, &a) in xs.iter().enumerate() {
+            let l = level.digit();
+            let (fl, ce) = (double(oo + i * 16), double(oo + i * 16 + 8));
+            assert!(same(fl, a.floor()), "-O{l}: floor({a:e}) = {fl:e}");
+            assert!(same(ce, a.ceil()), "-O{l}: ceil({a:e}) = {ce:e}");
+            assert_eq!(word(io + i * 4) as i32, a as i32, "-O{l}: i32({a:e})");
+            assert_eq!(word(uo + i * 4), a as u32, "-O{l}: u32({a:e})");
+        }
     }
 }

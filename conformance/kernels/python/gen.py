@@ -459,11 +459,13 @@ def double_precision(rng):
         out[i] = s - b / d(3.0)
         out[n + i] = np.sqrt(abs(a - b)) + min(a, -b) - max(a, b)
         single[i] = np.float32(a * b)
-        flags[i] = (1 if a < b else 0) + (2 if a == b else 0) + (4 if -a >= d(i) else 0)
+        flags[i] = ((1 if a < b else 0) + (2 if a == b else 0) + (4 if -a >= d(i) else 0)
+                    + 8 * int(np.floor(a * d(0.01))))
     return toml_case(
         name=f"Python f64 buffers and arithmetic in register pairs: a sum of tenths, division, "
-        f"square root, comparisons, min, max, abs and negation built from the f64 instructions, "
-        f"conversions from integers and to f32, for n = {n}; the threads past n return",
+        f"square root, comparisons, min, max, abs, negation and floor built from the f64 "
+        f"instructions, conversions from integers and to f32 and i32, for n = {n}; the threads "
+        f"past n return",
         spec=["6.6", "6.7", "5.1"],
         file="double_precision.py",
         kernel="double_precision",
@@ -481,7 +483,7 @@ def double_precision(rng):
             (4096, "u32", out.view(np.uint32),
              "the sum less b / 3, then sqrt(|a - b|) + min(a, -b) - max(a, b), as f64 bits"),
             (8192, "f32", single, "f32(a b); the sentinel past n"),
-            (9216, "i32", flags, "(a < b) + 2 (a == b) + 4 (-a >= i); -7 past n"),
+            (9216, "i32", flags, "(a < b) + 2 (a == b) + 4 (-a >= i) + 8 floor(a / 100); -7 past n"),
         ],
     )
 

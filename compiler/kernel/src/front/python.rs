@@ -39,8 +39,8 @@ pub mod codes {
     pub const OUTSIDE_LOOP: &str = "E0406";
     /// A file with no kernel.
     pub const NO_KERNEL: &str = "E0407";
-    /// A construct the code generator does not handle (yet): an f64 conversion to an
-    /// integer, a float wave reduction, an f16 scalar parameter.
+    /// A construct the code generator does not handle (yet): an f64 conversion to f16, a
+    /// float wave reduction, an f16 scalar parameter.
     pub const CODEGEN: &str = "E0408";
     /// A kernel that needs more registers than allowed and cannot spill.
     pub const REGISTERS: &str = "E0409";
