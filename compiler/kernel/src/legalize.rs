@@ -26,10 +26,13 @@
 //!   integer made exactly, clamped, then split into `f32(t)` and the rest, each converted
 //!   exactly.
 //!
-//! Refused, with the span: `f64` to `f16` (convert to `f32` first), `%` and the
-//! transcendental functions on `f64`, atomics and wave operations on `f64`.
+//! - `a % b` is `a - trunc(a / b) * b`, as on `f32`; shuffles and broadcasts move both
+//!   halves.
+//!
+//! Refused, with the span: `f64` to `f16` (convert to `f32` first), the transcendental
+//! functions on `f64`, atomics, and wave reductions and votes on `f64`.
 
-use crate::hir::{BinOp, Intrinsic, MathFn, Scalar, Ty, UnOp};
+use crate::hir::{BinOp, Intrinsic, MathFn, Scalar, Ty, UnOp, WaveOp};
 use crate::mir::{Func, Inst, Op, Value};
 
 /// Rewrites what the code generator does not take directly. Returns the problems it cannot
@@ -326,7 +329,17 @@ fn legalize_f64(
         Op::Binary(op, a, b) if op.is_comparison() => {
             e.compare(op, a, b, Some(dst));
         }
-        Op::Binary(BinOp::Rem, ..) => refuse(problems, "`%`"),
+        Op::Binary(BinOp::Rem, a, b) => {
+            // a - trunc(a / b) * b, as on f32.
+            let q = e.bin(BinOp::Div, a, b, F64);
+            let s = e.sign_of(q);
+            let zero = e.float(0.0, F32);
+            let negative = e.bin(BinOp::Lt, s, zero, BOOL);
+            let (f, c) = (e.floor(q, None), e.ceil(q, None));
+            let t = e.select(negative, c, f, F64);
+            let m = e.bin(BinOp::Mul, t, b, F64);
+            e.finish(dst, Op::Binary(BinOp::Sub, a, m));
+        }
         Op::Binary(op, ..) => refuse(problems, &format!("`{}`", op.symbol())),
         Op::Unary(UnOp::Neg, a) => {
             let z = e.float(-0.0, F64);
@@ -404,7 +417,18 @@ fn legalize_f64(
         Op::Call(Intrinsic::Math(m), _) => {
             refuse(problems, &format!("`{}`", crate::hir::intrinsic_name(Intrinsic::Math(m))))
         }
-        Op::Call(Intrinsic::Wave(_), _) => refuse(problems, "a wave operation"),
+        // Moves between lanes move both halves (two instructions at emission).
+        Op::Call(
+            Intrinsic::Wave(
+                WaveOp::Shuffle
+                | WaveOp::ShuffleUp
+                | WaveOp::ShuffleDown
+                | WaveOp::ShuffleXor
+                | WaveOp::Broadcast,
+            ),
+            _,
+        ) => return Some(inst),
+        Op::Call(Intrinsic::Wave(_), _) => refuse(problems, "a wave reduction or vote"),
         Op::Atomic(..) => refuse(problems, "an atomic"),
         _ => return Some(inst),
     }

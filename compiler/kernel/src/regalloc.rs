@@ -1191,28 +1191,42 @@ pub fn rewrite(lir: &Lir, alloc: &Allocation) -> Vec<Inst> {
         {
             continue;
         }
-        // A copy, a constant or a select of a pair is one instruction per half.
-        let wide = matches!(inst.mnemonic.as_str(), "mov" | "mov_imm" | "select")
-            && original
-                .args
-                .first()
-                .is_some_and(|a| matches!(a, Arg::Def(r) if lir.pairs.contains(r)));
+        // A copy, a constant, a select or a shuffle of a pair is one instruction per half:
+        // the second on the pair registers' second halves (and a constant's high word).
+        let wide = matches!(
+            inst.mnemonic.as_str(),
+            "mov"
+                | "mov_imm"
+                | "select"
+                | "wave_shuffle"
+                | "wave_shuffle_up"
+                | "wave_shuffle_down"
+                | "wave_shuffle_xor"
+                | "wave_broadcast"
+        ) && original
+            .args
+            .first()
+            .is_some_and(|a| matches!(a, Arg::Def(r) if lir.pairs.contains(r)));
         if wide {
+            let split = |t: &str| u64::from_str_radix(t.trim_start_matches("0x"), 16).unwrap_or(0);
+            let constant = inst.mnemonic == "mov_imm";
             let mut hi = inst.clone();
-            for a in &mut hi.args {
-                match a {
-                    Arg::Def(r) | Arg::Use(r) => *r += 1,
-                    Arg::Imm(t) => {
-                        let bits = u64::from_str_radix(t.trim_start_matches("0x"), 16).unwrap_or(0);
-                        *t = format!("0x{:08x}", bits >> 32);
+            for (a, o) in hi.args.iter_mut().zip(&original.args) {
+                match (a, o) {
+                    (Arg::Def(r) | Arg::Use(r), Arg::Def(v) | Arg::Use(v))
+                        if lir.pairs.contains(v) =>
+                    {
+                        *r += 1
                     }
+                    (Arg::Imm(t), _) if constant => *t = format!("0x{:08x}", split(t) >> 32),
                     _ => {}
                 }
             }
-            for a in &mut inst.args {
-                if let Arg::Imm(t) = a {
-                    let bits = u64::from_str_radix(t.trim_start_matches("0x"), 16).unwrap_or(0);
-                    *t = format!("0x{:08x}", bits & 0xffff_ffff);
+            if constant {
+                for a in &mut inst.args {
+                    if let Arg::Imm(t) = a {
+                        *t = format!("0x{:08x}", split(t) & 0xffff_ffff);
+                    }
                 }
             }
             out.push(inst);

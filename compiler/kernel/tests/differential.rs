@@ -248,7 +248,7 @@ impl Gen {
                 7 => format!("max({}, {})", self.expr(t, d), self.expr(t, d)),
                 _ => format!("-{}", self.expr(t, d)),
             },
-            T::D => match self.rng.below(12) {
+            T::D => match self.rng.below(13) {
                 0 => format!("({} + {})", self.expr(t, d), self.expr(t, d)),
                 1 => format!("({} - {})", self.expr(t, d), self.expr(t, d)),
                 2 => format!("({} * {})", self.expr(t, d), self.expr(t, d)),
@@ -267,6 +267,7 @@ impl Gen {
                 7 => format!("max({}, {})", self.expr(t, d), self.expr(t, d)),
                 8 => format!("wave.sqrt(abs({}))", self.expr(t, d)),
                 9 => format!("floor({})", self.expr(t, d)),
+                10 => format!("({} % (abs({}) + f64(1.5)))", self.expr(t, d), self.expr(t, d)),
                 _ => format!("-{}", self.expr(t, d)),
             },
             T::B => match self.rng.below(6) {

@@ -202,9 +202,9 @@ fn f64_values_get_even_register_pairs_apart_from_32_bit_registers() {
 fn what_f64_does_not_do_yet_is_refused_with_its_span() {
     for (body, what) in [
         ("    out[i] = f64(f16(x[i]))", "converting to f16"),
-        ("    out[i] = x[i] % 2.0", "`%`"),
         ("    out[i] = wave.sin(x[i])", "`sin`"),
         ("    out[i] = wave.exp2(x[i])", "`exp2`"),
+        ("    wave.atomic_add(out, 0, x[i])", "an atomic"),
     ] {
         let text = format!(
             "import wave\n\n@wave.kernel\ndef k(x: f64[:], out: f64[:]):\n    i = wave.global_id()\n{body}\n"
@@ -330,6 +330,67 @@ fn f64_floor_ceil_and_integer_conversions_are_exact_at_every_level() {
             assert!(same(ce, a.ceil()), "-O{l}: ceil({a:e}) = {ce:e}");
             assert_eq!(word(io + i * 4) as i32, a as i32, "-O{l}: i32({a:e})");
             assert_eq!(word(uo + i * 4), a as u32, "-O{l}: u32({a:e})");
+        }
+    }
+}
+
+const LANES: &str = "import wave
+
+@wave.kernel(workgroup=32)
+def lanes(x: f64[:], y: f64[:], out: f64[:]):
+    i = wave.global_id()
+    a = x[i]
+    out[i * 4] = wave.shuffle_xor(a, 1)
+    out[i * 4 + 1] = wave.broadcast(a * 2.0, 3)
+    out[i * 4 + 2] = wave.shuffle(a, wave.lane_id() ^ 5)
+    out[i * 4 + 3] = a % y[i]
+";
+
+#[test]
+fn f64_values_move_between_lanes_and_take_a_remainder() {
+    let n = 64usize;
+    let xs: Vec<f64> = (0..n).map(|i| (i as f64 - 20.5) * 1.000_000_000_1e10 + 0.25).collect();
+    let ys: Vec<f64> =
+        (0..n).map(|i| [3.0, -7.5, 1e-3, 1e12][i % 4] * (1.0 + f64::EPSILON)).collect();
+    for level in [Level::O0, Level::O2, Level::O3] {
+        let (out, d) = wave_kernel::compile(
+            LANES,
+            Language::Python,
+            "lanes.py",
+            Options { level, ..Default::default() },
+        );
+        let out = out.unwrap_or_else(|| panic!("{d:?}"));
+        let mut device = vec![0u8; 4096];
+        for i in 0..n {
+            device[i * 8..i * 8 + 8].copy_from_slice(&xs[i].to_le_bytes());
+            device[512 + i * 8..520 + i * 8].copy_from_slice(&ys[i].to_le_bytes());
+        }
+        let dispatch = wave_emulator::Dispatch {
+            grid: [2, 1, 1],
+            wave_width: 16,
+            args: vec![("x".into(), 0), ("y".into(), 512), ("out".into(), 1024)],
+            ..Default::default()
+        };
+        wave_emulator::run(&out.module, &dispatch, &mut device).expect("runs");
+        let double = |at: usize| f64::from_le_bytes(device[at..at + 8].try_into().unwrap());
+        for i in 0..n {
+            let wave = i / 16 * 16;
+            let lane = i % 16;
+            let (a, b) = (xs[i], ys[i]);
+            let want = [
+                xs[wave + (lane ^ 1)],
+                xs[wave + 3] * 2.0,
+                xs[wave + (lane ^ 5)],
+                a - (a / b).trunc() * b,
+            ];
+            for (j, w) in want.iter().enumerate() {
+                let got = double(1024 + (i * 4 + j) * 8);
+                assert!(
+                    same(got, *w),
+                    "-O{}: thread {i}, result {j}: {got:e}, want {w:e}",
+                    level.digit()
+                );
+            }
         }
     }
 }
