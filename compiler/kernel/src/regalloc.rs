@@ -1100,6 +1100,7 @@ pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
         let always = i > 0
             && matches!(inst.args.first(), Some(Arg::PUse(p, false))
                 if lir.insts[i - 1].guard.is_none()
+                    && lir.insts[i - 1].mnemonic == "icmp.eq"
                     && lir.insts[i - 1].args == [Arg::PDef(*p), Arg::Any, Arg::Any]);
         let targets = &succ[i];
         for &s in targets {

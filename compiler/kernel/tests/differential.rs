@@ -568,3 +568,15 @@ fn the_generator_makes_different_kernels_that_compile() {
     }
     assert_eq!(doubles, 6, "seeds 3, 6, ..., 18");
 }
+
+#[test]
+fn a_pointer_step_that_wraps_to_zero_stays_zero() {
+    // (j * 65536) * n with j stepping by 65536: the address does not move (the index wraps
+    // to 0 mod 2^32). The reduced pointer's step n * 2^34 must wrap too, not become
+    // `n << 34`, which the machine shifts by 34 & 31.
+    let text = "import wave\n\n@wave.kernel(workgroup=32)\ndef k(inp: i32[:], out: i32[:], fout: f32[:]):\n    t = wave.global_id()\n    n = u32(inp[0] & 7) + 1\n    s: i32 = 0\n    for j in range(0, u32(3) * 65536, 65536):\n        s += inp[(j * 65536) * n + (t & 15)]\n    out[t * 8] = s\n";
+    let reference = run(text, Level::O0, 16, 7).expect("runs at O0");
+    for level in [Level::O2, Level::O3] {
+        assert!(run(text, level, 16, 7).expect("runs") == reference, "{level:?}");
+    }
+}

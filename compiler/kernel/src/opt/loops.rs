@@ -445,7 +445,8 @@ pub(super) fn reduce_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bo
                 // An invariant step, made once before the loop.
                 Some(scale) => {
                     let c = new(f);
-                    let (op, konst) = if delta > 0 && delta.count_ones() == 1 {
+                    // (A shift only below 32: WAVE shifts by the count's low five bits.)
+                    let (op, konst) = if delta > 0 && delta.count_ones() == 1 && delta < 1 << 32 {
                         (BinOp::Shl, i64::from(delta.trailing_zeros()))
                     } else {
                         (BinOp::Mul, wrap(s, delta))

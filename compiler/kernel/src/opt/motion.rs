@@ -471,7 +471,8 @@ fn remat_once(f: &mut Func) -> bool {
             }
             // Made where its readers' blocks meet, first thing there.
             let Some(at) = rs.iter().map(|(b, _)| *b).reduce(&nca) else { continue };
-            if !body.contains(&at) {
+            // (Not into an inner loop, where it would run every inner iteration.)
+            if !body.contains(&at) || inner.contains(&at) {
                 continue;
             }
             let mut copies: Vec<Inst> = Vec::new();
