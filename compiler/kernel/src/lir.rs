@@ -1361,17 +1361,9 @@ pub fn lower_with(f: &Func, hold: Hold) -> Result<Lir, Unsupported> {
         .collect();
     // Addresses `x + c` whose every use is the address of a load or store.
     let mut address_uses = vec![0usize; n];
-    let mut all_uses = vec![0usize; n];
+    let all_uses = f.reads();
     for block in &f.blocks {
-        for phi in &block.phis {
-            for (_, v) in &phi.args {
-                all_uses[v.0 as usize] += 1;
-            }
-        }
         for inst in &block.insts {
-            for v in inst.op.operands() {
-                all_uses[v.0 as usize] += 1;
-            }
             // (A private array's element index is not a byte address.)
             match &inst.op {
                 Op::Load(s, a) if !matches!(s, Space::Private(_)) => {
@@ -1382,9 +1374,6 @@ pub fn lower_with(f: &Func, hold: Hold) -> Result<Lir, Unsupported> {
                 }
                 _ => {}
             }
-        }
-        if let Term::Branch(c, _, _) = &block.term {
-            all_uses[c.0 as usize] += 1;
         }
     }
     // Integer multiplies used once, by an addition: one `imad`.

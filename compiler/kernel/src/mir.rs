@@ -280,6 +280,27 @@ impl Func {
         idom
     }
 
+    /// How many times each value is read: by phis, instructions and branches.
+    pub fn reads(&self) -> Vec<usize> {
+        let mut reads = vec![0usize; self.types.len()];
+        for b in &self.blocks {
+            for phi in &b.phis {
+                for (_, v) in &phi.args {
+                    reads[v.0 as usize] += 1;
+                }
+            }
+            for inst in &b.insts {
+                for v in inst.op.operands() {
+                    reads[v.0 as usize] += 1;
+                }
+            }
+            if let Term::Branch(c, ..) = &b.term {
+                reads[c.0 as usize] += 1;
+            }
+        }
+        reads
+    }
+
     /// Whether block `a` dominates block `b` (computing the dominators).
     pub fn dominates_block(&self, a: BlockId, b: BlockId) -> bool {
         Func::dominates(&self.dominators(), a, b)

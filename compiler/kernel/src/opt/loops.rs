@@ -413,17 +413,7 @@ pub(super) fn reduce_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bo
             let order: Vec<Value> = chain.iter().copied().filter(|v| needed.contains(v)).collect();
             let mut map: HashMap<Value, Value> = HashMap::new();
             map.insert(phi.dst, init);
-            let mut clones = Vec::new();
-            for v in &order {
-                let (b, i) = defs[v];
-                let mut inst = f.blocks[b.0 as usize].insts[i].clone();
-                inst.op.map_operands(&mut |x| *map.get(&x).unwrap_or(&x));
-                f.types.push(f.types[v.0 as usize]);
-                let nv = Value(f.types.len() as u32 - 1);
-                inst.dst = Some(nv);
-                map.insert(*v, nv);
-                clones.push(inst);
-            }
+            let clones = copy_chain(f, &defs, &order, &mut map);
             let start = map[&target];
             let span = clones.last().map(|i: &Inst| i.span.clone()).unwrap_or(0..0);
             f.blocks[pre.0 as usize].insts.extend(clones);
@@ -1265,23 +1255,7 @@ pub fn step_at_top(f: &mut Func) -> bool {
     let mut changed = false;
     let idom = f.dominators();
     let preds = f.predecessors();
-    // How many times each value is read.
-    let mut reads = vec![0usize; f.types.len()];
-    for b in &f.blocks {
-        for phi in &b.phis {
-            for (_, v) in &phi.args {
-                reads[v.0 as usize] += 1;
-            }
-        }
-        for inst in &b.insts {
-            for v in inst.op.operands() {
-                reads[v.0 as usize] += 1;
-            }
-        }
-        if let Term::Branch(c, ..) = &b.term {
-            reads[c.0 as usize] += 1;
-        }
-    }
+    let reads = f.reads();
     for h in 0..f.blocks.len() {
         let header = BlockId(h as u32);
         let (pre, latch) = match preds[h].as_slice() {

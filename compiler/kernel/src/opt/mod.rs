@@ -135,6 +135,29 @@ fn passes_after_unrolling() -> Vec<Pass> {
     ]
 }
 
+/// Copies of the instructions that define `order` (each at `at[v]`: block and index), in
+/// that order, as new values: each copy reads the copies made before it, or what `map`
+/// says. `map` gains each original's copy.
+pub(super) fn copy_chain(
+    f: &mut Func,
+    at: &HashMap<Value, (BlockId, usize)>,
+    order: &[Value],
+    map: &mut HashMap<Value, Value>,
+) -> Vec<crate::mir::Inst> {
+    let mut copies = Vec::with_capacity(order.len());
+    for v in order {
+        let (b, i) = at[v];
+        let mut inst = f.blocks[b.0 as usize].insts[i].clone();
+        inst.op.map_operands(&mut |x| *map.get(&x).unwrap_or(&x));
+        f.types.push(f.types[v.0 as usize]);
+        let nv = Value(f.types.len() as u32 - 1);
+        inst.dst = Some(nv);
+        map.insert(*v, nv);
+        copies.push(inst);
+    }
+    copies
+}
+
 /// Runs the passes of `level`; in debug builds the verifier checks the function after each
 /// pass and a failure names the pass.
 pub fn optimize(f: &mut Func, level: Level) -> Result<(), String> {

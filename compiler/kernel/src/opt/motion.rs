@@ -475,18 +475,9 @@ fn remat_once(f: &mut Func) -> bool {
             if !body.contains(&at) || inner.contains(&at) {
                 continue;
             }
-            let mut copies: Vec<Inst> = Vec::new();
             let mut map: HashMap<Value, Value> = HashMap::new();
-            for t in tree.iter().rev() {
-                let (b, k) = def_block[t];
-                let mut inst = f.blocks[b.0 as usize].insts[k].clone();
-                inst.op.map_operands(&mut |x| *map.get(&x).unwrap_or(&x));
-                f.types.push(f.types[t.0 as usize]);
-                let nv = Value(f.types.len() as u32 - 1);
-                inst.dst = Some(nv);
-                map.insert(*t, nv);
-                copies.push(inst);
-            }
+            let order: Vec<Value> = tree.iter().rev().copied().collect();
+            let copies = copy_chain(f, &def_block, &order, &mut map);
             let new = map[&v];
             for b in body {
                 let blk = &mut f.blocks[b.0 as usize];
