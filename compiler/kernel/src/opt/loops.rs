@@ -1284,7 +1284,7 @@ pub fn step_at_top(f: &mut Func) -> bool {
                 _ => None,
             })
         };
-        let steps: Option<Vec<(usize, Value, i64)>> = f.blocks[l]
+        let steps: Option<Vec<(usize, Value, i64, Value)>> = f.blocks[l]
             .insts
             .iter()
             .map(|inst| {
@@ -1301,22 +1301,17 @@ pub fn step_at_top(f: &mut Func) -> bool {
                 let at = f.blocks[h].phis.iter().position(|p| {
                     p.dst == k && p.args.iter().any(|(from, v)| *from == latch && *v == next)
                 })?;
-                (reads[next.0 as usize] == 1).then_some((at, next, c))
+                let start = f.blocks[h].phis[at].args.iter().find(|(from, _)| *from == pre)?.1;
+                (reads[next.0 as usize] == 1).then_some((at, next, c, start))
             })
             .collect();
         let Some(steps) = steps else { continue };
         let span = f.blocks[h].insts.first().map_or(0..0, |i| i.span.clone());
         let mut at_top = Vec::new();
-        for (at, next, c) in steps {
+        for (at, next, c, start) in steps {
             let k = f.blocks[h].phis[at].dst;
             let ty = f.types[k.0 as usize];
             let Ty::Scalar(s) = ty else { continue };
-            let start = f.blocks[h].phis[at]
-                .args
-                .iter()
-                .find(|(from, _)| *from == pre)
-                .map(|(_, v)| *v)
-                .expect("a phi has a value from each predecessor");
             let fresh = |f: &mut Func, ty: Ty| {
                 f.types.push(ty);
                 Value(f.types.len() as u32 - 1)
