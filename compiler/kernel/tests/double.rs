@@ -394,3 +394,29 @@ fn f64_values_move_between_lanes_and_take_a_remainder() {
         }
     }
 }
+
+#[test]
+fn too_many_f64_values_at_once_is_e0409_not_a_crash() {
+    // 41 values alive at once: 83 registers of pairs, more than the default 64.
+    let mut text = String::from(
+        "import wave\n\n@wave.kernel(workgroup=32)\ndef many(x: f64[:], out: f64[:]):\n    i = wave.global_id()\n",
+    );
+    for k in 0..40 {
+        text.push_str(&format!("    v{k} = x[(i + {k}) & 63] * f64({k}.5)\n"));
+    }
+    text.push_str("    s: f64 = 0.0\n");
+    for k in 0..40 {
+        text.push_str(&format!("    s = s * v{k} + v{}\n", 39 - k));
+    }
+    text.push_str("    out[i] = s\n");
+    let (out, d) = wave_kernel::compile(&text, Language::Python, "many.py", Options::default());
+    assert!(out.is_none());
+    assert!(
+        d.iter().any(|d| d.code == "E0409" && d.message.contains("f64 values at once")),
+        "{d:?}"
+    );
+    let wide = Options { max_registers: 200, ..Default::default() };
+    let (out, d) = wave_kernel::compile(&text, Language::Python, "many.py", wide);
+    let out = out.unwrap_or_else(|| panic!("{d:?}"));
+    assert!(out.kernels[0].allocation.registers > 64);
+}
