@@ -335,6 +335,18 @@ impl<'t> Builder<'t, '_> {
         };
         let Some(name_node) = name_node else { return Err(Reported) };
         let name = self.src(name_node).to_owned();
+        if let Some(first) = self.names.get(&name) {
+            let first = self.vars[first.0 as usize].span.clone();
+            self.diagnostics.push(
+                Diagnostic::error(
+                    codes::UNSUPPORTED,
+                    name_node.byte_range(),
+                    format!("parameter `{name}` is named twice: parameters need distinct names"),
+                )
+                .with_label(first, "first named here"),
+            );
+            return Err(Reported);
+        }
         let Some(ty_node) = ty_node else {
             return Err(self.error(
                 codes::BAD_ANNOTATION,
@@ -1612,6 +1624,19 @@ mod tests {
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].code, codes::UNSUPPORTED);
         assert!(d[0].message.contains("already defined"), "{}", d[0].message);
+        assert_eq!(d[0].labels.len(), 1);
+    }
+
+    #[test]
+    fn two_parameters_of_one_name_are_refused() {
+        // (Found by the fuzzer: the assembler refused the generated `.param` twice.)
+        let (_, d) = super::lower(
+            "import wave\n@wave.kernel\ndef k(y: f32[:], y: f32[:]):\n    y[0] = 1.0\n",
+        );
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].code, codes::UNSUPPORTED);
+        assert!(d[0].message.contains("named twice"), "{}", d[0].message);
+        assert_eq!(d[0].span, 42..43, "the second `y`");
         assert_eq!(d[0].labels.len(), 1);
     }
 
