@@ -2460,6 +2460,18 @@ impl Structurer<'_, '_> {
         }
     }
 
+    /// The operands of `c` when it is an `and` of two conditions held in predicates.
+    fn held_and(&self, c: Value) -> Option<(Value, Value)> {
+        match self.l.def[c.0 as usize] {
+            Some(Op::Binary(BinOp::LogicAnd, x, y))
+                if self.l.pred_form[c.0 as usize] && self.l.is_held(*x) && self.l.is_held(*y) =>
+            {
+                Some((*x, *y))
+            }
+            _ => None,
+        }
+    }
+
     /// Whether the innermost loop's latch holds only copies (or nothing): a way to it can
     /// then be `continue p`, with the copies made under `p` first.
     fn latch_copies_only(&self) -> bool {
@@ -2636,6 +2648,21 @@ impl Structurer<'_, '_> {
             Term::Branch(c, t, f) => {
                 let (t, f) = (self.resolve(t), self.resolve(f));
                 if t == f {
+                    t
+                } else if let Some((x, y)) = self.held_and(c)
+                    && matches!(f, Node::Ret | Node::Brk | Node::Cont)
+                    && self.escape_pays(f, t, stop)
+                    && self.code_then_escape(t, f, stop).is_none()
+                    && !(Self::is_escape(t) && self.escape_pays(t, f, stop))
+                {
+                    // Leaving unless two held conditions both hold: leave where either
+                    // fails (`@!p0 halt` / `@!p1 halt`), rather than combine them first.
+                    for v in [x, y] {
+                        let mut pre = Vec::new();
+                        let (p, n) = self.l.cond(v, &mut pre, &span);
+                        self.out.extend(pre);
+                        self.escape_if(f, (p, !n), &span);
+                    }
                     t
                 } else {
                     let before = self.out.len();

@@ -320,3 +320,46 @@ fn a_bounds_check_made_before_a_loop_stays_in_a_predicate_through_it() {
         }
     }
 }
+
+#[test]
+fn leaving_unless_two_held_conditions_hold_is_two_guarded_halts() {
+    // row < m and col < n are held through the loop; after it, the store is skipped where
+    // either fails: `@!p halt` twice, not a third predicate made from the two.
+    let text = "import wave\n\n@wave.kernel(workgroup=16)\ndef k(a: f32[:], out: f32[:], m: u32, n: u32):\n    row = wave.workgroup_id(0)\n    col = wave.thread_id(0)\n    acc: f32 = 0.0\n    for t in range(u32(4)):\n        if row < m and t < n:\n            acc += a[t * 16 + col]\n        if col < n and t < m:\n            acc += 1.0\n    if row < m and col < n:\n        out[row * 16 + col] = acc\n";
+    let (out, d) = wave_kernel::compile(text, Language::Python, "k.py", Options::default());
+    let out = out.unwrap_or_else(|| panic!("{d:?}"));
+    let asm = &out.asm;
+    let tail = &asm[asm.find("endloop").expect("a loop")..];
+    assert_eq!(tail.matches(" halt").count(), 2, "{asm}");
+    assert!(!tail.contains("icmp"), "{asm}");
+    for (m, n) in [(1u32, 16u32), (2, 8), (0, 16), (2, 0)] {
+        let mut device = vec![0u8; 1024];
+        for i in 0..64u32 {
+            device[i as usize * 4..i as usize * 4 + 4].copy_from_slice(&(i as f32).to_le_bytes());
+        }
+        let dispatch = wave_emulator::Dispatch {
+            grid: [2, 1, 1],
+            wave_width: 16,
+            args: vec![("a".into(), 0), ("out".into(), 256), ("m".into(), m), ("n".into(), n)],
+            ..Default::default()
+        };
+        wave_emulator::run(&out.module, &dispatch, &mut device).expect("runs");
+        for row in 0..2u32 {
+            for col in 0..16u32 {
+                let mut acc = 0.0f32;
+                for t in 0..4u32 {
+                    if row < m && t < n {
+                        acc += (t * 16 + col) as f32;
+                    }
+                    if col < n && t < m {
+                        acc += 1.0;
+                    }
+                }
+                let at = 256 + (row * 16 + col) as usize * 4;
+                let got = f32::from_le_bytes(device[at..at + 4].try_into().unwrap());
+                let want = if row < m && col < n { acc } else { 0.0 };
+                assert_eq!(got, want, "m = {m}, n = {n}, row {row}, col {col}");
+            }
+        }
+    }
+}
