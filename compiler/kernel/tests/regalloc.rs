@@ -296,17 +296,7 @@ fn a_bounds_check_made_before_a_loop_stays_in_a_predicate_through_it() {
         "{asm}"
     );
     for (m, k) in [(1u32, 40u32), (3, 64), (0, 64), (2, 0)] {
-        let mut device = vec![0u8; 1024];
-        for i in 0..64u32 {
-            device[i as usize * 4..i as usize * 4 + 4].copy_from_slice(&(i as f32).to_le_bytes());
-        }
-        let dispatch = wave_emulator::Dispatch {
-            grid: [2, 1, 1],
-            wave_width: 16,
-            args: vec![("a".into(), 0), ("out".into(), 256), ("m".into(), m), ("k".into(), k)],
-            ..Default::default()
-        };
-        wave_emulator::run(&out.module, &dispatch, &mut device).expect("runs");
+        let device = run_bounded(&out.module, m, ("k", k));
         for g in 0..32u32 {
             let (row, tx) = (g / 16, g % 16);
             let want: f32 = (0..4u32)
@@ -333,17 +323,7 @@ fn leaving_unless_two_held_conditions_hold_is_two_guarded_halts() {
     assert_eq!(tail.matches(" halt").count(), 2, "{asm}");
     assert!(!tail.contains("icmp"), "{asm}");
     for (m, n) in [(1u32, 16u32), (2, 8), (0, 16), (2, 0)] {
-        let mut device = vec![0u8; 1024];
-        for i in 0..64u32 {
-            device[i as usize * 4..i as usize * 4 + 4].copy_from_slice(&(i as f32).to_le_bytes());
-        }
-        let dispatch = wave_emulator::Dispatch {
-            grid: [2, 1, 1],
-            wave_width: 16,
-            args: vec![("a".into(), 0), ("out".into(), 256), ("m".into(), m), ("n".into(), n)],
-            ..Default::default()
-        };
-        wave_emulator::run(&out.module, &dispatch, &mut device).expect("runs");
+        let device = run_bounded(&out.module, m, ("n", n));
         for row in 0..2u32 {
             for col in 0..16u32 {
                 let mut acc = 0.0f32;
@@ -362,4 +342,21 @@ fn leaving_unless_two_held_conditions_hold_is_two_guarded_halts() {
             }
         }
     }
+}
+
+/// Runs a kernel `k(a: f32[:], out: f32[:], m: u32, X: u32)` on two workgroups of 16 at
+/// W = 16, with `a[i] = i` and `out` at byte 256; returns the device memory.
+fn run_bounded(module: &wave_wbin::Module, m: u32, (name, x): (&str, u32)) -> Vec<u8> {
+    let mut device = vec![0u8; 1024];
+    for i in 0..64u32 {
+        device[i as usize * 4..i as usize * 4 + 4].copy_from_slice(&(i as f32).to_le_bytes());
+    }
+    let dispatch = wave_emulator::Dispatch {
+        grid: [2, 1, 1],
+        wave_width: 16,
+        args: vec![("a".into(), 0), ("out".into(), 256), ("m".into(), m), (name.into(), x)],
+        ..Default::default()
+    };
+    wave_emulator::run(module, &dispatch, &mut device).expect("runs");
+    device
 }
