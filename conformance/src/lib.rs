@@ -155,7 +155,7 @@ pub struct Case {
     pub expect: Expectation,
     /// Instruction budget.
     pub max_steps: u64,
-    /// The kernel source the assembly was compiled from (a `.py` file), if any.
+    /// The kernel source the assembly was compiled from (`.py`, `.rs`, `.cpp`, `.ts`), if any.
     pub kernel_source: Option<KernelSource>,
 }
 
@@ -385,7 +385,9 @@ impl Case {
                 if ext != "wave" && language.is_none() {
                     return err(
                         path,
-                        format!("`{f}` is neither a .wave file nor a kernel source (.py)"),
+                        format!(
+                            "`{f}` is neither a .wave file nor a kernel source (.py, .rs, .cpp, .ts)"
+                        ),
                     );
                 }
                 let text = std::fs::read_to_string(&at).map_err(|e| {

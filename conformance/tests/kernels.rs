@@ -1,6 +1,7 @@
-//! The kernel set (`kernels/<language>/`): every case compiled at every optimisation level
-//! and run at every wave width it lists; and the hand-written assembly of the same kernels
-//! (`kernels/handwritten/`), which the quality benchmark compares against.
+//! The kernel set (`kernels/<language>/`, in Python, Rust, C++ and TypeScript): every case
+//! compiled at every optimisation level and run at every wave width it lists; the same kernel
+//! in four languages compiled to the same code; and the hand-written assembly of the same
+//! kernels (`kernels/handwritten/`), which the quality benchmark compares against.
 
 use std::path::PathBuf;
 
@@ -69,6 +70,104 @@ fn every_python_kernel_has_a_hand_written_twin_with_the_same_case() {
             (&hand.kernel, hand.grid, hand.workgroup, &hand.args, &hand.memory, &hand.expect),
             "{name}: the same dispatch, data and expectations"
         );
+    }
+}
+
+/// The folders of the other languages, with their file extension.
+const OTHER_LANGUAGES: [(&str, wave_kernel::Language); 3] = [
+    ("rust", wave_kernel::Language::Rust),
+    ("cpp", wave_kernel::Language::Cpp),
+    ("typescript", wave_kernel::Language::TypeScript),
+];
+
+/// `block_sums` → `blockSums`: TypeScript's names.
+fn camel(name: &str) -> String {
+    let mut parts = name.split('_');
+    let mut out = parts.next().unwrap_or("").to_owned();
+    for p in parts {
+        let mut c = p.chars();
+        out.extend(c.next().map(|f| f.to_ascii_uppercase()));
+        out.push_str(c.as_str());
+    }
+    out
+}
+
+#[test]
+fn every_language_has_the_kernel_set_with_the_python_case() {
+    for (dir, language) in OTHER_LANGUAGES {
+        for name in wave_conformance::KERNEL_SET {
+            let load = |dir: &str| {
+                wave_conformance::Case::load(&kernels().join(dir).join(format!("{name}.toml")))
+                    .unwrap_or_else(|e| panic!("{dir}/{name}.toml: {e}"))
+            };
+            let (py, other) = (load("python"), load(dir));
+            let source = other.kernel_source.as_ref().expect("compiled from a kernel source");
+            assert_eq!(source.language, language, "{dir}/{name}");
+            let names = |c: &wave_conformance::Case| -> Vec<(String, u32)> {
+                let ts = language == wave_kernel::Language::TypeScript;
+                c.args.iter().map(|(k, v)| (if ts { camel(k) } else { k.clone() }, *v)).collect()
+            };
+            assert_eq!(
+                (py.grid, py.workgroup, names(&py), &py.memory, &py.expect, &py.wave_widths),
+                (
+                    other.grid,
+                    other.workgroup,
+                    other.args.clone(),
+                    &other.memory,
+                    &other.expect,
+                    &other.wave_widths
+                ),
+                "{dir}/{name}: the same dispatch, data and expectations as Python"
+            );
+        }
+    }
+}
+
+/// The same kernel in four languages is the same HIR (up to TypeScript's camelCase names), so
+/// the same code: the same registers and the same instructions at O2.
+#[test]
+fn the_same_kernel_in_four_languages_compiles_to_the_same_code() {
+    let compile = |path: &std::path::Path, language| {
+        let text = std::fs::read_to_string(path).expect("the kernel reads");
+        let hir = wave_kernel::hir::print(&wave_kernel::hir(&text, language).0);
+        let options = wave_kernel::Options::default();
+        let (out, d) = wave_kernel::compile(&text, language, &path.display().to_string(), options);
+        let out = out.unwrap_or_else(|| panic!("{}: {d:?}", path.display()));
+        let k = &out.module.kernels[0];
+        // The instructions without names (TypeScript's are camelCase).
+        let shape: Vec<String> = out
+            .asm
+            .lines()
+            .filter(|l| !l.trim_start().starts_with(['.', ';']) && !l.trim().is_empty())
+            .map(|l| l.split_whitespace().next().unwrap_or("").to_owned())
+            .collect();
+        (hir, k.registers, shape)
+    };
+    for name in wave_conformance::KERNEL_SET {
+        let py = kernels().join("python").join(format!("{name}.py"));
+        let (py_hir, py_r, py_shape) = compile(&py, wave_kernel::Language::Python);
+        for (dir, language) in OTHER_LANGUAGES {
+            let path = kernels().join(dir).join(format!("{name}.{}", language.extension()));
+            let (hir, r, shape) = compile(&path, language);
+            let hir = if language == wave_kernel::Language::TypeScript {
+                // TypeScript names the kernel and its variables in camelCase.
+                let mut renamed = hir;
+                for v in py_hir.split(|c: char| !c.is_ascii_alphanumeric() && c != '_') {
+                    if v.contains('_') && !v.starts_with('_') {
+                        renamed = renamed.replace(&camel(v), v);
+                    }
+                }
+                renamed
+            } else {
+                hir
+            };
+            assert_eq!(hir, py_hir, "{dir}/{name}: the HIR of the Python kernel");
+            assert_eq!(r, py_r, "{dir}/{name}: the registers of the Python kernel at O2");
+            assert_eq!(
+                shape, py_shape,
+                "{dir}/{name}: the instructions of the Python kernel at O2"
+            );
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use wave_diag::{Diagnostic, Span};
 use wave_wbin::{LineEntry, Module};
 
-use crate::front::python::codes;
+use crate::front::codes;
 use crate::hir::VarId;
 use crate::lir::{self, Lir};
 use crate::opt::Level;

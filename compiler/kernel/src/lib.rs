@@ -22,18 +22,51 @@ pub use emit::{Options, Output, compile};
 use wave_diag::Diagnostic;
 
 /// A kernel language.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Language {
     /// Python (`.py`).
     Python,
+    /// Rust (`.rs`).
+    Rust,
+    /// C++ (`.cpp`, `.cc`, `.cxx`, `.hpp`, `.h`).
+    Cpp,
+    /// TypeScript (`.ts`).
+    TypeScript,
 }
 
 impl Language {
+    /// Every kernel language.
+    pub const ALL: [Language; 4] =
+        [Language::Python, Language::Rust, Language::Cpp, Language::TypeScript];
+
     /// The language of a file, by its extension.
     pub fn from_extension(ext: &str) -> Option<Language> {
         match ext {
             "py" => Some(Language::Python),
+            "rs" => Some(Language::Rust),
+            "cpp" | "cc" | "cxx" | "hpp" | "hh" | "h" => Some(Language::Cpp),
+            "ts" | "mts" | "cts" => Some(Language::TypeScript),
             _ => None,
+        }
+    }
+
+    /// The language's name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Python => "Python",
+            Language::Rust => "Rust",
+            Language::Cpp => "C++",
+            Language::TypeScript => "TypeScript",
+        }
+    }
+
+    /// The extension of its files (the first, where it has several).
+    pub fn extension(self) -> &'static str {
+        match self {
+            Language::Python => "py",
+            Language::Rust => "rs",
+            Language::Cpp => "cpp",
+            Language::TypeScript => "ts",
         }
     }
 }
@@ -42,5 +75,8 @@ impl Language {
 pub fn hir(text: &str, language: Language) -> (Vec<hir::Kernel>, Vec<Diagnostic>) {
     match language {
         Language::Python => front::python::lower(text),
+        Language::Rust => front::rust::lower(text),
+        Language::Cpp => front::cpp::lower(text),
+        Language::TypeScript => front::typescript::lower(text),
     }
 }

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Generates the case files (NAME.toml) for the Python kernels of this folder (NAME.py).
+"""Generates the case files (NAME.toml) for the Python kernels of this folder (NAME.py), and
+for the same kernel set in Rust, C++ and TypeScript (../rust, ../cpp, ../typescript): the same
+dispatch, data and expectations, naming the other language's file (and, in TypeScript, the
+camelCase names of the kernel and its parameters).
 
-    python3 gen.py            # writes every NAME.toml next to this script
+    python3 gen.py            # writes every NAME.toml next to this script and the others
     python3 gen.py --print    # prints them instead
 
 The inputs come from a seeded generator, so the files are the same at every run. The expected
@@ -492,18 +495,57 @@ CASES = [vector_add, saxpy, reduction, histogram, prefix_sum, sgemm, transpose, 
          private_arrays, half_precision, double_precision]
 
 
+# The kernel set, which every language has (the first eight cases).
+KERNEL_SET = 8
+
+# (folder, language name, extension, camelCase names)
+LANGUAGES = [("rust", "Rust", "rs", False), ("cpp", "C++", "cpp", False),
+             ("typescript", "TypeScript", "ts", True)]
+
+
+def camel(name):
+    head, *rest = name.split("_")
+    return head + "".join(w[:1].upper() + w[1:] for w in rest)
+
+
+def translate(text, language, ext, camel_case):
+    """The Python case `text` for the same kernel written in another language."""
+    out = []
+    section = None
+    for line in text.splitlines():
+        if line.startswith("["):
+            section = line
+        elif line.startswith("name = \"Python "):
+            line = line.replace("\"Python ", f"\"{language} ", 1)
+        elif line.startswith("file = "):
+            line = line.replace(".py\"", f".{ext}\"")
+        elif line.startswith("kernel = ") and camel_case:
+            key, value = line.split(" = ", 1)
+            line = f"{key} = \"{camel(value.strip(chr(34)))}\""
+        elif section == "[args]" and " = " in line and camel_case:
+            key, value = line.split(" = ", 1)
+            line = f"{camel(key)} = {value}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
 def main():
     to_stdout = "--print" in sys.argv[1:]
     for seed, case in enumerate(CASES):
         text = case(np.random.default_rng(1000 + seed))
-        if to_stdout:
-            print(f"### {case.__name__}.toml")
-            print(text)
-        else:
-            path = os.path.join(HERE, f"{case.__name__}.toml")
-            with open(path, "w") as f:
-                f.write(text)
-            print(f"wrote {path}")
+        files = [(os.path.join(HERE, f"{case.__name__}.toml"), text)]
+        if seed < KERNEL_SET:
+            for folder, language, ext, camel_case in LANGUAGES:
+                path = os.path.join(HERE, "..", folder, f"{case.__name__}.toml")
+                files.append((os.path.normpath(path), translate(text, language, ext, camel_case)))
+        for path, body in files:
+            if to_stdout:
+                print(f"### {path}")
+                print(body)
+            else:
+                with open(path, "w") as f:
+                    f.write(body)
+                print(f"wrote {path}")
 
 
 if __name__ == "__main__":

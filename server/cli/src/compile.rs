@@ -1,5 +1,6 @@
-//! `wave compile FILE.py [-O0..-O3] [--emit hir|mir|lir|asm] [-o OUT]`: a kernel written in
-//! Python, through the kernel compiler, to a `.wbin` (or one of the intermediate forms).
+//! `wave compile FILE [-O0..-O3] [--emit hir|mir|lir|asm] [-o OUT]`: a kernel written in
+//! Python, Rust, C++ or TypeScript, through the kernel compiler, to a `.wbin` (or one of the
+//! intermediate forms).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -10,7 +11,7 @@ use crate::{Failure, read_text};
 /// Arguments of `wave compile`.
 #[derive(clap::Args)]
 pub(crate) struct CompileArgs {
-    /// A kernel source: .py.
+    /// A kernel source: .py, .rs, .cpp (.cc, .cxx, .hpp, .h) or .ts.
     file: PathBuf,
     /// What to print instead of writing a .wbin.
     #[arg(long, value_parser = ["hir", "mir", "lir", "asm"])]
@@ -31,7 +32,7 @@ pub(crate) fn compile(reporter: &Reporter, a: CompileArgs) -> Result<(), Failure
     let ext = a.file.extension().and_then(|e| e.to_str()).unwrap_or("");
     let Some(language) = wave_kernel::Language::from_extension(ext) else {
         return Err(Failure::Usage(format!(
-            "`{}`: the kernel compiler reads Python (.py) files; Rust, C++ and TypeScript come later",
+            "`{}`: the kernel compiler reads Python (.py), Rust (.rs), C++ (.cpp, .cc, .cxx, .hpp, .h) and TypeScript (.ts) files",
             a.file.display()
         )));
     };

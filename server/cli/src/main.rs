@@ -67,7 +67,7 @@ enum Command {
     Run(run::RunArgs),
     /// Print the PTX, HIP, SYCL or Metal code of a .wave, .wbin or case .toml file.
     Emit(emit::EmitArgs),
-    /// Compile a kernel written in Python (so far to HIR: `--emit hir`).
+    /// Compile a kernel written in Python, Rust, C++ or TypeScript.
     Compile(compile::CompileArgs),
     /// The language server, on standard input and output.
     Lsp,
@@ -177,7 +177,7 @@ pub(crate) fn assemble_file(
     if assembly.has_errors() { Err(Failure::Input) } else { Ok(assembly) }
 }
 
-/// Compiles a kernel source (.py) at -O2, printing its diagnostics.
+/// Compiles a kernel source (.py, .rs, .cpp, .ts) at -O2, printing its diagnostics.
 pub(crate) fn compile_file(
     reporter: &report::Reporter,
     path: &Path,

@@ -1,0 +1,427 @@
+//! The surface syntax every frontend produces: a kernel as its language wrote it, with names
+//! still names and nothing typed. Each frontend only translates its tree-sitter tree into
+//! this (recognising its spelling of each construct: `x as f32`, `(float)x` and `f32(x)` are
+//! all a [`ExprKind::Cast`]); [`super::typer`] then types it into HIR under the
+//! [`Dialect`]'s few rules, so that the types, the intrinsics, the scoping, helper inlining
+//! and the diagnostics are one piece of code for all four languages.
+
+use wave_diag::Span;
+
+use crate::hir::Scalar;
+
+/// A function of the file: a kernel, or a helper inlined where it is called.
+#[derive(Clone, Debug)]
+pub struct Func {
+    /// Its name.
+    pub name: String,
+    /// Where its name is.
+    pub name_span: Span,
+    /// The whole definition (with its attributes or decorators).
+    pub span: Span,
+    /// A kernel (else a helper).
+    pub kernel: bool,
+    /// The workgroup size its attribute gives, with where the attribute is.
+    pub workgroup: Option<([u32; 3], Span)>,
+    /// The type parameters of a C++ function template.
+    pub generics: Vec<String>,
+    /// The parameters, in order.
+    pub params: Vec<Param>,
+    /// The body.
+    pub body: Vec<Stmt>,
+}
+
+/// A parameter.
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// Its name.
+    pub name: String,
+    /// Where its name is.
+    pub span: Span,
+    /// Its type, where written.
+    pub ty: Option<TypeRef>,
+    /// The whole parameter (for messages about a missing type).
+    pub whole: Span,
+}
+
+/// A type as written.
+#[derive(Clone, Debug)]
+pub struct TypeRef {
+    /// What it names.
+    pub kind: TypeKind,
+    /// Where.
+    pub span: Span,
+}
+
+/// What a written type names.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeKind {
+    /// A scalar type.
+    Scalar(Scalar),
+    /// A buffer of scalars; `writable` unless declared read-only (`&[f32]`, `const float*`).
+    Buffer {
+        /// The element type.
+        elem: Scalar,
+        /// Stores and atomics are allowed.
+        writable: bool,
+    },
+    /// A type parameter of a function template (`T`).
+    Generic(String),
+    /// A type the language has and kernels do not: its text, and what to write instead.
+    Unknown(String),
+}
+
+/// A statement.
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    /// What it is.
+    pub kind: StmtKind,
+    /// Where.
+    pub span: Span,
+}
+
+/// Statement kinds.
+#[derive(Clone, Debug)]
+pub enum StmtKind {
+    /// A new variable (`let x: f32 = e;`, `float x = e;`, `const x: u32 = e`): it shadows an
+    /// earlier one of the name. Without a value it starts at zero.
+    Let {
+        /// Its name.
+        name: String,
+        /// Where the name is.
+        name_span: Span,
+        /// The declared type (`auto` and an inferred `let` have none).
+        ty: Option<TypeRef>,
+        /// The first value.
+        value: Option<Expr>,
+        /// Assignments after the declaration are allowed (`let mut`, `let`; not `const`).
+        mutable: bool,
+    },
+    /// `target = value`, or `target op= value`. In Python, assigning a name that does not
+    /// exist declares it (with `annotation` as its type where written).
+    Assign {
+        /// A name or an element.
+        target: Expr,
+        /// The operator of a compound assignment.
+        op: Option<(Op, String)>,
+        /// The value.
+        value: Expr,
+        /// Python's `x: f32 = e`.
+        annotation: Option<TypeRef>,
+    },
+    /// An array in Local Memory shared by the workgroup, or private to each thread.
+    Array {
+        /// Its name.
+        name: String,
+        /// Where the name is.
+        name_span: Span,
+        /// Local (shared) or private.
+        local: bool,
+        /// The element type.
+        elem: TypeRef,
+        /// The length, a constant.
+        len: Expr,
+    },
+    /// `if cond { then } else { otherwise }`.
+    If(Expr, Vec<Stmt>, Vec<Stmt>),
+    /// `while cond { body }`.
+    While(Expr, Vec<Stmt>),
+    /// `do { body } while (cond)`.
+    DoWhile(Vec<Stmt>, Expr),
+    /// A counted loop: `for var in start..end` stepping by `step` (a non-zero constant);
+    /// the bound is tested (`<`, or `>` for a negative step) before every iteration.
+    For {
+        /// The counter.
+        var: String,
+        /// Where the counter is named.
+        var_span: Span,
+        /// Its declared type, where written.
+        ty: Option<TypeRef>,
+        /// A new variable scoped to the loop (else, in Python, an assignment to the name).
+        declare: bool,
+        /// The first value (zero when absent: `range(n)`).
+        start: Option<Expr>,
+        /// The bound.
+        end: Expr,
+        /// The step.
+        step: i64,
+        /// The body.
+        body: Vec<Stmt>,
+    },
+    /// A nested block with its own scope.
+    Block(Vec<Stmt>),
+    /// `break`.
+    Break,
+    /// `continue`.
+    Continue,
+    /// `return`, with a value in a helper.
+    Return(Option<Expr>),
+    /// An expression for its effect.
+    Expr(Expr),
+}
+
+/// An expression.
+#[derive(Clone, Debug)]
+pub struct Expr {
+    /// What it is.
+    pub kind: ExprKind,
+    /// Where.
+    pub span: Span,
+}
+
+/// Expression kinds.
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    /// An integer literal, with the type its suffix gives (`16u32`, `16u`).
+    Int(i64, Option<Scalar>),
+    /// A float literal, with the type its suffix gives (`0.5f32`, `0.5f`; C++'s unsuffixed
+    /// `0.5` is a `double`).
+    Float(f64, Option<Scalar>),
+    /// `true` or `false`.
+    Bool(bool),
+    /// A name.
+    Name(String),
+    /// `base[index]`.
+    Index(Box<Expr>, Box<Expr>),
+    /// A binary operation, with the operator as written.
+    Binary(Op, String, Box<Expr>, Box<Expr>),
+    /// A unary operation, with the operator as written.
+    Unary(UnaryOp, String, Box<Expr>),
+    /// `cond ? a : b`, `a if cond else b`, `if cond { a } else { b }`.
+    Cond(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// A call: an intrinsic by its canonical name (`thread_id`, `atomic_add`, `sqrt`,
+    /// `shuffle_xor`, the Python spellings), or a helper of the file.
+    Call {
+        /// The canonical name.
+        name: String,
+        /// The callee as written (for messages).
+        callee: String,
+        /// Where the callee is.
+        callee_span: Span,
+        /// The arguments (a method's receiver first).
+        args: Vec<Expr>,
+        /// Explicit template arguments (`square<float>(x)`).
+        types: Vec<TypeRef>,
+    },
+    /// A written conversion: `f32(x)`, `x as f32`, `(float)x`, `wave.f32(x)`.
+    Cast(TypeRef, Box<Expr>),
+    /// Something the frontend already reported.
+    Error,
+}
+
+/// Binary operators as the languages write them, before typing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`: float division; integer division where the dialect allows it.
+    Div,
+    /// Python's `//`: integer division.
+    IntDiv,
+    /// `%`
+    Rem,
+    /// `&`
+    BitAnd,
+    /// `|`
+    BitOr,
+    /// `^`
+    BitXor,
+    /// `<<`
+    Shl,
+    /// `>>`
+    Shr,
+    /// TypeScript's `>>>` (on `u32`).
+    UShr,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `==`, `===`
+    Eq,
+    /// `!=`, `!==`
+    Ne,
+    /// `and`, `&&`
+    And,
+    /// `or`, `||`
+    Or,
+}
+
+impl Op {
+    /// The operator of `text` in C-like languages and Python.
+    pub fn from_text(text: &str) -> Option<Op> {
+        Some(match text {
+            "+" => Op::Add,
+            "-" => Op::Sub,
+            "*" => Op::Mul,
+            "/" => Op::Div,
+            "//" => Op::IntDiv,
+            "%" => Op::Rem,
+            "&" => Op::BitAnd,
+            "|" => Op::BitOr,
+            "^" => Op::BitXor,
+            "<<" => Op::Shl,
+            ">>" => Op::Shr,
+            ">>>" => Op::UShr,
+            "<" => Op::Lt,
+            "<=" => Op::Le,
+            ">" => Op::Gt,
+            ">=" => Op::Ge,
+            "==" | "===" => Op::Eq,
+            "!=" | "!==" => Op::Ne,
+            "and" | "&&" => Op::And,
+            "or" | "||" => Op::Or,
+            _ => return None,
+        })
+    }
+}
+
+/// Unary operators before typing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    /// `-`
+    Neg,
+    /// `+` (nothing).
+    Plus,
+    /// Logical not (`not`, `!` in C++ and TypeScript).
+    Not,
+    /// Bitwise not (`~`).
+    BitNot,
+    /// Rust's `!`: logical on `bool`, bitwise on integers.
+    NotOrBitNot,
+}
+
+impl Expr {
+    /// An expression.
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        Expr { kind, span }
+    }
+
+    /// A literal number (or a negated one) without a suffix: it takes the type the context
+    /// wants.
+    pub fn is_literal(&self) -> bool {
+        match &self.kind {
+            ExprKind::Int(_, None) | ExprKind::Float(_, None) => true,
+            ExprKind::Unary(UnaryOp::Neg | UnaryOp::Plus, _, a) => a.is_literal(),
+            _ => false,
+        }
+    }
+}
+
+/// How a language's rules differ from the shared ones (`docs/kernels.md`, "The kernel
+/// language").
+#[derive(Clone, Copy, Debug)]
+pub struct Dialect {
+    /// The language.
+    pub language: crate::Language,
+    /// Names live in blocks (`let`, declarations); in Python, in the whole function.
+    pub block_scopes: bool,
+    /// `/` divides integers too (Rust, C++); in Python and TypeScript it divides floats.
+    pub int_slash: bool,
+    /// Implicit conversions between operands and into typed places.
+    pub conversions: Conversions,
+    /// The type of a float literal nothing constrains.
+    pub float_default: Scalar,
+}
+
+/// Which implicit conversions a language makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Conversions {
+    /// None: every conversion is written (Python, Rust).
+    None,
+    /// C++'s usual arithmetic conversions between operands; a narrowing one into a typed
+    /// place is E0401 unless written.
+    Cpp,
+    /// TypeScript: `number` (f64) absorbs the narrower types; narrowing is written.
+    TypeScript,
+}
+
+impl Dialect {
+    /// Python.
+    pub const PYTHON: Dialect = Dialect {
+        language: crate::Language::Python,
+        block_scopes: false,
+        int_slash: false,
+        conversions: Conversions::None,
+        float_default: Scalar::F32,
+    };
+    /// Rust.
+    pub const RUST: Dialect = Dialect {
+        language: crate::Language::Rust,
+        block_scopes: true,
+        int_slash: true,
+        conversions: Conversions::None,
+        float_default: Scalar::F32,
+    };
+    /// C++.
+    pub const CPP: Dialect = Dialect {
+        language: crate::Language::Cpp,
+        block_scopes: true,
+        int_slash: true,
+        conversions: Conversions::Cpp,
+        float_default: Scalar::F64,
+    };
+    /// TypeScript.
+    pub const TYPESCRIPT: Dialect = Dialect {
+        language: crate::Language::TypeScript,
+        block_scopes: true,
+        int_slash: false,
+        conversions: Conversions::TypeScript,
+        float_default: Scalar::F64,
+    };
+
+    /// How this language writes a conversion of `what` to `to`.
+    pub fn cast(&self, to: Scalar, what: &str) -> String {
+        match self.language {
+            crate::Language::Python => format!("{}({what})", to.name()),
+            crate::Language::Rust => format!("{what} as {}", to.name()),
+            crate::Language::Cpp => format!("({}){what}", cpp_name(to)),
+            crate::Language::TypeScript => match to {
+                Scalar::F64 => format!("Number({what})"),
+                _ => format!("wave.{}({what})", to.name()),
+            },
+        }
+    }
+}
+
+/// The C++ spelling of a scalar type.
+pub fn cpp_name(s: Scalar) -> &'static str {
+    match s {
+        Scalar::Bool => "bool",
+        Scalar::I32 => "int32_t",
+        Scalar::U32 => "uint32_t",
+        Scalar::F16 => "half",
+        Scalar::F32 => "float",
+        Scalar::F64 => "double",
+    }
+}
+
+/// `threadId` → `thread_id`: TypeScript's camelCase names of the intrinsics.
+pub fn snake_case(camel: &str) -> String {
+    let mut out = String::with_capacity(camel.len() + 4);
+    for c in camel.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `body` has a `continue` of its own loop (not of a loop inside it).
+pub fn continues(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match &s.kind {
+        StmtKind::Continue => true,
+        StmtKind::If(_, a, b) => continues(a) || continues(b),
+        StmtKind::Block(b) => continues(b),
+        _ => false,
+    })
+}
