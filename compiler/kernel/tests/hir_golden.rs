@@ -1,11 +1,12 @@
-//! Golden tests of the Python frontend: each `tests/hir/NAME.py` is lowered to HIR, and its
-//! text (or, for files with errors, its diagnostics as `line:column code message`) must equal
-//! `tests/hir/NAME.hir`. `UPDATE_EXPECT=1 cargo test -p wave-kernel` rewrites the expected files.
+//! Golden tests of the frontends: each `tests/hir/NAME.py` (and `.rs`, `.cpp`, `.ts`) is lowered
+//! to HIR, and its text (or, for files with errors, its diagnostics as `line:column code
+//! message`) must equal `tests/hir/NAME.hir`. `UPDATE_EXPECT=1 cargo test -p wave-kernel`
+//! rewrites the expected files.
 
 use std::path::Path;
 
-fn render(source: &str) -> String {
-    let (kernels, diagnostics) = wave_kernel::hir(source, wave_kernel::Language::Python);
+fn render(source: &str, language: wave_kernel::Language) -> String {
+    let (kernels, diagnostics) = wave_kernel::hir(source, language);
     if diagnostics.is_empty() {
         return wave_kernel::hir::print(&kernels);
     }
@@ -25,7 +26,7 @@ fn render(source: &str) -> String {
 }
 
 #[test]
-fn python_kernels_lower_to_the_expected_hir() {
+fn kernels_lower_to_the_expected_hir() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hir");
     let update = std::env::var_os("UPDATE_EXPECT").is_some();
     let mut seen = 0;
@@ -33,11 +34,10 @@ fn python_kernels_lower_to_the_expected_hir() {
         std::fs::read_dir(&dir).expect("tests/hir").flatten().map(|e| e.path()).collect();
     entries.sort();
     for path in entries {
-        if path.extension().is_none_or(|e| e != "py") {
-            continue;
-        }
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let Some(language) = wave_kernel::Language::from_extension(ext) else { continue };
         let source = std::fs::read_to_string(&path).expect("source");
-        let got = render(&source);
+        let got = render(&source, language);
         let expected_path = path.with_extension("hir");
         if update {
             std::fs::write(&expected_path, &got).expect("write");

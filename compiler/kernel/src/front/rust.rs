@@ -592,7 +592,8 @@ impl<'t> Translator<'t> {
                 if p.child_by_field_name("condition").is_some() {
                     return Err(self.unsupported(p, "match guards"));
                 }
-                self.pattern(p.named_child(0).ok_or(Reported)?, value)
+                // (`_` is an anonymous node: the first child, named or not.)
+                self.pattern(p.child(0).ok_or(Reported)?, value)
             }
             "_" => Ok(None),
             "identifier" => Err(self.error(
@@ -806,11 +807,12 @@ impl<'t> Translator<'t> {
             }
             "match_expression" => {
                 let value = self.expr(n.child_by_field_name("value").ok_or(Reported)?)?;
-                if !matches!(value.kind, ExprKind::Name(_)) {
+                // Each arm's test reads the scrutinee again: it must have no effect.
+                if !pure(&value) {
                     return Err(self.error(
                         codes::UNSUPPORTED,
                         value.span,
-                        "a `match` used as a value matches a variable: bind the value with `let` first",
+                        "a `match` used as a value matches an expression without calls: bind the value with `let` first",
                     ));
                 }
                 let arms = self.arms(n, &value)?;
@@ -959,6 +961,17 @@ impl<'t> Translator<'t> {
             ExprKind::Call { name, callee, callee_span: f.byte_range(), args, types: Vec::new() },
             span,
         ))
+    }
+}
+
+/// `e` has no call (reading it twice changes nothing).
+fn pure(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Call { .. } | ExprKind::Error => false,
+        ExprKind::Int(..) | ExprKind::Float(..) | ExprKind::Bool(_) | ExprKind::Name(_) => true,
+        ExprKind::Index(a, b) | ExprKind::Binary(_, _, a, b) => pure(a) && pure(b),
+        ExprKind::Unary(_, _, a) | ExprKind::Cast(_, a) => pure(a),
+        ExprKind::Cond(c, a, b) => pure(c) && pure(a) && pure(b),
     }
 }
 

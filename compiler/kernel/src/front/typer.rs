@@ -174,7 +174,15 @@ impl<'t> Builder<'t, '_> {
     fn cast_hint(&self, to: Scalar, span: &Span) -> String {
         let what = self.src(span);
         let what = if what.len() > 24 || what.is_empty() { "x" } else { what };
-        self.dialect.cast(to, what)
+        // `(float)a * b` and `a * b as f32` would convert `a` alone.
+        let simple = what.chars().all(|c| c.is_alphanumeric() || "_.[]".contains(c))
+            || (what.starts_with('(') && what.ends_with(')'));
+        let prefix = matches!(self.dialect.language, Language::Rust | Language::Cpp);
+        if prefix && !simple {
+            self.dialect.cast(to, &format!("({what})"))
+        } else {
+            self.dialect.cast(to, what)
+        }
     }
 
     fn kernel(&mut self, f: &Func, workgroup_size: Option<[u32; 3]>) -> Kernel {
@@ -834,16 +842,24 @@ impl<'t> Builder<'t, '_> {
                 let v = self.compound(current, op, value, &span)?;
                 match self.convert(v, Ty::Scalar(elem)) {
                     Ok(v) => Ok(Stmt { kind: StmtKind::Store(buffer, index, v), span }),
-                    Err(v) => Err(self.error(
-                        codes::TYPE_MISMATCH,
-                        value.span.clone(),
-                        format!(
-                            "`{}` holds `{}`, the value is `{}`",
-                            self.src(&base.span),
-                            elem.name(),
-                            v.ty
-                        ),
-                    )),
+                    Err(v) => {
+                        let hint = match scalar(v.ty) {
+                            Some(_) if !self.python() => {
+                                format!(": convert it, `{}`", self.cast_hint(elem, &value.span))
+                            }
+                            _ => String::new(),
+                        };
+                        Err(self.error(
+                            codes::TYPE_MISMATCH,
+                            value.span.clone(),
+                            format!(
+                                "`{}` holds `{}`, the value is `{}`{hint}",
+                                self.src(&base.span),
+                                elem.name(),
+                                v.ty
+                            ),
+                        ))
+                    }
                 }
             }
             _ => Err(self.error(
@@ -922,15 +938,19 @@ impl<'t> Builder<'t, '_> {
                 _ => Scalar::U32,
             };
             let how = match self.dialect.language {
-                Language::Rust => format!("take it as `&mut [{}]`", elem.name()),
-                Language::Cpp => format!("take it as `{}*`, without `const`", ast::cpp_name(elem)),
-                _ => "take it as writable".to_owned(),
+                Language::Rust => {
+                    format!("(`&[{0}]`): take it as `&mut [{0}]` to store into it", elem.name())
+                }
+                Language::Cpp => {
+                    format!("(`const {}*`): drop the `const` to store into it", ast::cpp_name(elem))
+                }
+                _ => "to this kernel".to_owned(),
             };
             self.diagnostics.push(
                 Diagnostic::error(
                     codes::BAD_ASSIGNMENT,
                     span.clone(),
-                    format!("`{name}` is read-only: {how} to store into it"),
+                    format!("`{name}` is read-only {how}"),
                 )
                 .with_label(at, "declared here"),
             );
@@ -1108,14 +1128,18 @@ impl<'t> Builder<'t, '_> {
             _ => self.unify(a, b),
         };
         if a.ty != b.ty {
+            // Python's message has always shown `f32(i)`; the others convert the right side
+            // to the left's type, as written in the language.
+            let like = match scalar(a.ty) {
+                Some(s) if !self.python() && scalar(b.ty).is_some() => self.cast_hint(s, &b.span),
+                _ => self.dialect.cast(Scalar::F32, "i"),
+            };
             return Err(self.error(
                 codes::TYPE_MISMATCH,
                 span,
                 format!(
-                    "`{sym}` between `{}` and `{}`: convert one side, like `{}`",
-                    a.ty,
-                    b.ty,
-                    self.dialect.cast(Scalar::F32, "i")
+                    "`{sym}` between `{}` and `{}`: convert one side, like `{like}`",
+                    a.ty, b.ty
                 ),
             ));
         }

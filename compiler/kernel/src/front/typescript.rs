@@ -879,6 +879,8 @@ impl<'t> Translator<'t> {
                             format!("`{callee}` is not supported: the atomics are add, sub, and, or, xor, exchange, `wave.atomicMin` and `wave.atomicMax`"),
                         ));
                     }
+                    // `Kernels.helper(x)`: a static method of the kernels' class.
+                    (o, p) if o != "Math" && o != "Atomics" && !o.contains('.') => p.to_owned(),
                     _ => {
                         return Err(self.error(
                             codes::UNKNOWN_NAME,
