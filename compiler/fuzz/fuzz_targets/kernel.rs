@@ -1,5 +1,5 @@
-//! Any text as a Python kernel file: the compiler must not panic at any level; diagnostics
-//! lie inside the text; what compiles has a verified allocation (the checker runs inside)
+//! Any text as a kernel file in each of the four languages (Python, Rust, C++, TypeScript):
+//! the compiler must not panic at any level; diagnostics lie inside the text; what compiles has a verified allocation (the checker runs inside)
 //! and assembly that reassembles to the same code, and runs in the emulator (a small
 //! budget) without the emulator rejecting the module.
 
@@ -18,7 +18,13 @@ fuzz_target!(|data: &[u8]| {
     };
     let max_registers = 8 + u32::from(data.get(1).copied().unwrap_or(0) % 64);
     let options = Options { level, max_registers };
-    let (out, diagnostics) = wave_kernel::compile(&text, Language::Python, "fuzz.py", options);
+    for language in Language::ALL {
+        check(&text, language, options);
+    }
+});
+
+fn check(text: &str, language: Language, options: Options) {
+    let (out, diagnostics) = wave_kernel::compile(text, language, "fuzz", options);
     for d in &diagnostics {
         assert!(d.span.start <= d.span.end && d.span.end <= text.len(), "{d:?}");
         assert_ne!(d.code, "E0410", "internal compiler error: {}", d.message);
@@ -40,4 +46,4 @@ fuzz_target!(|data: &[u8]| {
         let mut device = vec![0u8; 4096];
         let _ = wave_emulator::run(&out.module, &dispatch, &mut device);
     }
-});
+}
