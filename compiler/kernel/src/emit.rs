@@ -51,6 +51,8 @@ pub struct Output {
     pub kernels: Vec<Kernel>,
     /// The generated assembly.
     pub asm: String,
+    /// For each line of [`Output::asm`], the kernel source span it was generated from.
+    pub asm_spans: Vec<Option<Span>>,
     /// The `.wbin`, with the line table into the kernel source.
     pub module: Module,
 }
@@ -130,7 +132,7 @@ pub fn compile_hir(
             })
         })
         .collect();
-    Ok(Output { kernels: out, asm, module })
+    Ok(Output { kernels: out, asm, asm_spans: spans, module })
 }
 
 /// Bytes of Local Memory every WAVE target has (spec: LOCAL_MEMORY_SIZE).

@@ -71,6 +71,34 @@ impl Language {
     }
 }
 
+/// A function of a kernel source file, as its frontend reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Function {
+    /// Its name.
+    pub name: String,
+    /// The whole definition (with its decorators or attributes).
+    pub span: wave_diag::Span,
+    /// Where its name is.
+    pub name_span: wave_diag::Span,
+    /// A kernel (else a helper).
+    pub kernel: bool,
+}
+
+/// The kernels and helpers of `text`: what an editor analyses in a file of a general-purpose
+/// language (the rest is left to the language's own tools).
+pub fn functions(text: &str, language: Language) -> Vec<Function> {
+    let funcs = match language {
+        Language::Python => front::python::parse(text).0,
+        Language::Rust => front::rust::parse(text).0,
+        Language::Cpp => front::cpp::parse(text).0,
+        Language::TypeScript => front::typescript::parse(text).0,
+    };
+    funcs
+        .into_iter()
+        .map(|f| Function { name: f.name, span: f.span, name_span: f.name_span, kernel: f.kernel })
+        .collect()
+}
+
 /// The HIR of every kernel of `text`, with every diagnostic (errors mean the HIR is partial).
 pub fn hir(text: &str, language: Language) -> (Vec<hir::Kernel>, Vec<Diagnostic>) {
     match language {

@@ -1133,6 +1133,26 @@ pub fn print(funcs: &[Func]) -> String {
     out
 }
 
+/// For each line of [`print`]'s text of `funcs`, the source span of the instruction on it
+/// (headers, block labels, phis and terminators have none): the previews' line mapping.
+pub fn line_spans(funcs: &[Func]) -> Vec<Option<Span>> {
+    let mut out = Vec::new();
+    for (i, f) in funcs.iter().enumerate() {
+        if i > 0 {
+            out.push(None);
+        }
+        out.push(None); // kernel NAME(...) {
+        for block in &f.blocks {
+            out.push(None); // bbN:
+            out.extend(block.phis.iter().map(|_| None));
+            out.extend(block.insts.iter().map(|inst| Some(inst.span.clone())));
+            out.push(None); // the terminator
+        }
+        out.push(None); // }
+    }
+    out
+}
+
 fn space(f: &Func, s: Space) -> String {
     match s {
         Space::Device => "device".into(),

@@ -249,8 +249,8 @@ fn ts_model(x: u32) -> u32 {
     let mut acc = x / 7 + (x >> 2);
     acc += (x as f64 * 0.25).floor() as u32;
     acc += 1 + 3 + 4 + 5;
-    acc += 2 * (0 + 1 + 2);
-    acc.wrapping_add((x >> 3) ^ (x << 2)) + u32::from(x % 3 == 0)
+    acc += (0..3).map(|j| 2 * j).sum::<u32>();
+    acc.wrapping_add((x >> 3) ^ (x << 2)) + u32::from(x.is_multiple_of(3))
 }
 
 #[test]

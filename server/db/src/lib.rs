@@ -203,10 +203,16 @@ pub fn occupancy<'db>(
 ) -> Option<String> {
     let check = check_kernel(db, kernel);
     let k = check.module.kernels.first()?;
-    let profile = wave_isa::target::profile(settings.target(db))?;
+    occupancy_line(k, settings.target(db), settings.wave_width(db))
+}
+
+/// The occupancy line of a kernel on the target profile `target` (with `wave_width` threads
+/// per wave, 0 for the profile's own): see [`occupancy`].
+pub fn occupancy_line(k: &wave_wbin::Kernel, target: &str, wave_width: u32) -> Option<String> {
+    let profile = wave_isa::target::profile(target)?;
     let mut constants = profile.constants;
-    if settings.wave_width(db) != 0 {
-        constants.wave_width = settings.wave_width(db);
+    if wave_width != 0 {
+        constants.wave_width = wave_width;
     }
     let [x, y, z] = k.workgroup_size.unwrap_or([64, 1, 1]);
     let resources = wave_isa::target::KernelResources {
@@ -229,6 +235,90 @@ pub fn occupancy<'db>(
         line.push_str(&format!(" · free {free} for {}", o.resident_waves + o.waves_per_workgroup));
     }
     Some(line)
+}
+
+/// The kernel language of `file`, by its extension (`None`: WAVE assembly).
+pub fn source_language(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+) -> Option<wave_kernel::Language> {
+    let path = file.path(db);
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    let (_, ext) = name.rsplit_once('.')?;
+    wave_kernel::Language::from_extension(&ext.to_ascii_lowercase())
+}
+
+/// What compiling a kernel source file (Python, Rust, C++, TypeScript) at `-O2` gives the
+/// editor. Only the kernels and the helpers they call are the server's: diagnostics elsewhere
+/// in the file (a syntax error in other code, "no kernel") are left to the language's own
+/// server, and a file without kernels gets nothing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceBuild {
+    /// The language.
+    pub language: wave_kernel::Language,
+    /// The kernels and helpers of the file, with their spans.
+    pub functions: Vec<wave_kernel::Function>,
+    /// The typed HIR of each kernel.
+    pub hir: Vec<wave_kernel::hir::Kernel>,
+    /// The diagnostics inside the functions.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The compiled kernels (empty when there are errors).
+    pub module: wave_wbin::Module,
+    /// The generated assembly, and for each of its lines the source span it comes from.
+    pub asm: String,
+    /// See [`SourceBuild::asm`].
+    pub asm_spans: Vec<Option<Range<usize>>>,
+    /// The optimised MIR, and for each of its lines the source span.
+    pub mir: String,
+    /// See [`SourceBuild::mir`].
+    pub mir_spans: Vec<Option<Range<usize>>>,
+}
+
+// (HIR holds f64 constants; a NaN compares unequal and only costs a recomputation.)
+impl Eq for SourceBuild {}
+
+/// Compiles a kernel source file (see [`SourceBuild`]); `None` for WAVE assembly.
+#[salsa::tracked(returns(ref))]
+pub fn source_build(db: &dyn salsa::Database, file: SourceFile) -> Option<SourceBuild> {
+    let language = source_language(db, file)?;
+    let text = file.text(db);
+    let functions = wave_kernel::functions(text, language);
+    let (hir, diagnostics) = wave_kernel::hir(text, language);
+    let mut build = SourceBuild {
+        language,
+        hir,
+        diagnostics: Vec::new(),
+        module: wave_wbin::Module::default(),
+        asm: String::new(),
+        asm_spans: Vec::new(),
+        mir: String::new(),
+        mir_spans: Vec::new(),
+        functions: Vec::new(),
+    };
+    let mut diagnostics = diagnostics;
+    if !wave_diag::has_errors(&diagnostics) && !build.hir.is_empty() {
+        let options = wave_kernel::Options::default();
+        match wave_kernel::emit::compile_hir(&build.hir, text, file.path(db), options) {
+            Ok(out) => {
+                let mir: Vec<_> = out.kernels.iter().map(|k| k.mir.clone()).collect();
+                build.mir = wave_kernel::mir::print(&mir);
+                build.mir_spans = wave_kernel::mir::line_spans(&mir);
+                build.module = out.module;
+                build.asm = out.asm;
+                build.asm_spans = out.asm_spans;
+            }
+            Err(d) => diagnostics.extend(d),
+        }
+    }
+    let inside = |d: &Diagnostic| {
+        functions.iter().any(|f| f.span.start <= d.span.start && d.span.end <= f.span.end)
+    };
+    build.diagnostics = diagnostics
+        .into_iter()
+        .filter(|d| d.code != wave_kernel::front::codes::NO_KERNEL && inside(d))
+        .collect();
+    build.functions = functions;
+    Some(build)
 }
 
 /// A kernel's code for `target`, or the backend's problems. Every preview of a kernel on a

@@ -179,6 +179,9 @@ fn unreachable(check: &wave_db::KernelCheck, text: &str) -> Vec<Diagnostic> {
 /// Every diagnostic of `file` (the assembler's, then the hints of kernels that assemble), in
 /// file order.
 pub fn diagnostics(db: &Database, file: SourceFile) -> Vec<FileDiagnostic> {
+    if let Some(b) = crate::source::build(db, file) {
+        return crate::source::diagnostics(b);
+    }
     let mut out: Vec<FileDiagnostic> = file_diagnostics(db, file)
         .iter()
         .map(|d| FileDiagnostic { diagnostic: d.clone(), hint: false, tags: Vec::new() })
@@ -223,6 +226,9 @@ pub struct Action {
 /// that has one (every did-you-mean, a missing `endif`/`endloop`, a `.registers` too low, an
 /// alias), and converting every alias of the file at once.
 pub fn code_actions(db: &Database, file: SourceFile, range: Range<usize>) -> Vec<Action> {
+    if crate::source::build(db, file).is_some() {
+        return Vec::new();
+    }
     let text = file.text(db);
     let all = diagnostics(db, file);
     let mut out = Vec::new();

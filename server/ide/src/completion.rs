@@ -49,6 +49,9 @@ pub(crate) const DIRECTIVES: [(&str, &str); 6] = [
 
 /// The completions at byte `offset` of `file`.
 pub fn completions(db: &Database, file: SourceFile, offset: usize) -> Vec<Completion> {
+    if crate::source::build(db, file).is_some() {
+        return Vec::new();
+    }
     let text = file.text(db);
     if offset > text.len() || !text.is_char_boundary(offset) {
         return Vec::new();

@@ -25,6 +25,9 @@ pub struct Signature {
 /// The signature help at byte `offset`: the operand form of the instruction on the cursor's
 /// line, and which operand the cursor is in. Works on lines that do not parse yet.
 pub fn signature_help(db: &Database, file: SourceFile, offset: usize) -> Option<Signature> {
+    if crate::source::build(db, file).is_some() {
+        return None;
+    }
     let text = file.text(db);
     if offset > text.len() || !text.is_char_boundary(offset) {
         return None;
@@ -109,6 +112,9 @@ pub fn on_type_indent(
     offset: usize,
     typed: &str,
 ) -> Vec<(Range<usize>, String)> {
+    if crate::source::build(db, file).is_some() {
+        return Vec::new();
+    }
     let text = file.text(db);
     let Some(kernel) = kernels(db, file)
         .kernels
@@ -168,6 +174,9 @@ pub fn on_type_indent(
 /// Nested ranges around byte `offset`, innermost first: the token, its statement, each
 /// enclosing block (`if` … `endif`, `loop` … `endloop`), the kernel, the file.
 pub fn selection_ranges(db: &Database, file: SourceFile, offset: usize) -> Vec<Range<usize>> {
+    if crate::source::build(db, file).is_some() {
+        return Vec::new();
+    }
     let text = file.text(db);
     let mut out: Vec<Range<usize>> = Vec::new();
     let mut push = |r: Range<usize>| {
@@ -237,6 +246,9 @@ pub fn document_highlights(
     file: SourceFile,
     offset: usize,
 ) -> Vec<(Range<usize>, Access)> {
+    if crate::source::build(db, file).is_some() {
+        return Vec::new();
+    }
     let Some(at) = kernel_at(db, file, offset) else { return Vec::new() };
     let tokens = kernel_tokens(at.check);
     let Some(t) = token_at(&tokens, at.local) else { return Vec::new() };

@@ -24,6 +24,9 @@ pub struct Hover {
 /// parameter, a label or a directive, what it is; anywhere else in an instruction, the
 /// instruction (when the kernel assembles).
 pub fn hover(db: &Database, file: SourceFile, offset: usize) -> Option<Hover> {
+    if let Some(b) = crate::source::build(db, file) {
+        return crate::source::hover(db, file, b, offset);
+    }
     let at = kernel_at(db, file, offset)?;
     let tokens = kernel_tokens(at.check);
     if let Some(t) = token_at(&tokens, at.local)

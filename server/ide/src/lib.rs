@@ -5,6 +5,10 @@
 //! instruction (bytes and a table of its bit fields) and what it becomes on each vendor;
 //! [`completions`]; [`definition`] and [`references`] of labels and parameters; [`symbols`], [`folding_ranges`], [`format`] (as `wave fmt`) and
 //! [`inlay_hints`] (each kernel's occupancy on the chosen target).
+//!
+//! Files of the kernel languages (`.py`, `.rs`, `.cpp`, `.ts`) get the features of kernels
+//! written there: diagnostics, hover, hints, lenses, previews and symbols of their kernels
+//! (the rest of the file belongs to the language's own server).
 
 mod actions;
 mod at;
@@ -15,6 +19,7 @@ mod liveness;
 mod navigation;
 mod outline;
 mod run;
+mod source;
 mod tokens;
 
 pub use actions::{
@@ -31,7 +36,7 @@ pub use navigation::{definition, references, rename};
 pub use outline::{Symbol, SymbolKind, folding_ranges, format, inlay_hints, symbols};
 pub use run::{
     DEFAULT_RUN_BUDGET, Lens, LensCommand, Preview, RunPlan, RunResult, RunTrap, code_lenses,
-    execute, plan_run, preview, target_title,
+    execute, plan_run, preview, preview_form, target_title,
 };
 pub use tokens::{Token, TokenKind, file_tokens, kernel_tokens};
 

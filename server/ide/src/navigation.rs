@@ -48,6 +48,9 @@ fn occurrences(text: &str, name: &str) -> Vec<Range<usize>> {
 /// Where the label, parameter or kernel at `offset` is defined: the label's `name:`, the
 /// parameter's name in its `.param` line, or the name on the `.kernel` line.
 pub fn definition(db: &Database, file: SourceFile, offset: usize) -> Option<Range<usize>> {
+    if crate::source::build(db, file).is_some() {
+        return None;
+    }
     let text = file.text(db);
     let kernel = kernels(db, file).kernels.iter().find(|k| k.range.contains(&offset))?.clone();
     let (_, name) = word_at(text, offset)?;
@@ -84,6 +87,9 @@ pub fn definition(db: &Database, file: SourceFile, offset: usize) -> Option<Rang
 
 /// Every use of the label or parameter at `offset`, its definition included.
 pub fn references(db: &Database, file: SourceFile, offset: usize) -> Vec<Range<usize>> {
+    if crate::source::build(db, file).is_some() {
+        return Vec::new();
+    }
     let Some(def) = definition(db, file, offset) else { return Vec::new() };
     let text = file.text(db);
     let Some(kernel) =
@@ -105,6 +111,9 @@ pub fn rename(
     offset: usize,
     new_name: &str,
 ) -> Result<Vec<(Range<usize>, String)>, String> {
+    if crate::source::build(db, file).is_some() {
+        return Err("rename in kernel sources belongs to the language's own server".into());
+    }
     let valid = new_name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && new_name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !valid {

@@ -30,6 +30,9 @@ pub struct Symbol {
 
 /// The kernels of a file, each with its labels.
 pub fn symbols(db: &Database, file: SourceFile) -> Vec<Symbol> {
+    if let Some(b) = crate::source::build(db, file) {
+        return crate::source::symbols(db, file, b);
+    }
     let text = file.text(db);
     kernels(db, file)
         .kernels
@@ -84,6 +87,9 @@ fn label_of(line: &str) -> Option<&str> {
 /// Foldable ranges: every kernel, and every `if`/`else` and `loop` block, from its first line
 /// to the line before its end (byte ranges of whole lines).
 pub fn folding_ranges(db: &Database, file: SourceFile) -> Vec<Range<usize>> {
+    if crate::source::build(db, file).is_some() {
+        return Vec::new();
+    }
     let text = file.text(db);
     let mut out: Vec<Range<usize>> =
         kernels(db, file).kernels.iter().map(|k| k.range.clone()).collect();
@@ -114,6 +120,9 @@ pub fn folding_ranges(db: &Database, file: SourceFile) -> Vec<Range<usize>> {
 
 /// The formatted file (as `wave fmt`), or `None` when it does not assemble or is formatted.
 pub fn format(db: &Database, file: SourceFile) -> Option<String> {
+    if crate::source::build(db, file).is_some() {
+        return None;
+    }
     let text = file.text(db);
     wave_asm::format(text).ok().filter(|f| f != text)
 }
@@ -122,6 +131,9 @@ pub fn format(db: &Database, file: SourceFile) -> Option<String> {
 /// with the `live_registers` setting, also the registers live after each instruction
 /// (`live 5`) at the end of its line.
 pub fn inlay_hints(db: &Database, file: SourceFile, settings: Settings) -> Vec<(usize, String)> {
+    if let Some(b) = crate::source::build(db, file) {
+        return crate::source::inlay_hints(db, file, b, settings);
+    }
     let text = file.text(db);
     let mut out = Vec::new();
     for k in &kernels(db, file).kernels {

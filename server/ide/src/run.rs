@@ -4,7 +4,8 @@
 //! (or on the lines just above its `.kernel`), with `wave run`'s options; a case file next to
 //! the source (`NAME.toml`, or any `.toml` of the folder whose `file` names the source); or
 //! defaults (one workgroup of `.workgroup_size` or W threads, each `ptr` parameter given its
-//! own 4 KiB region and the first 16 `u32` of each region shown after the run). The editor's
+//! own 4 KiB region and the first 16 `u32` of each region shown after the run, an integer
+//! parameter the number of threads and a float one 1.0). The editor's
 //! text is what runs, saved or not. Runs step the emulator in slices, so that they can be
 //! cancelled and report progress, under an instruction budget.
 
@@ -36,6 +37,14 @@ pub enum LensCommand {
         /// The backend.
         target: Target,
     },
+    /// Show the kernel's WAVE assembly or MIR (`wave.showPreview` with `target` `wave` or
+    /// `mir`): for kernels written in Python, Rust, C++ or TypeScript.
+    Show {
+        /// The kernel.
+        kernel: String,
+        /// `wave` or `mir`.
+        form: String,
+    },
     /// Start the debugger with the run's dispatch (`wave.debug`, executed by the editor).
     Debug {
         /// The kernel.
@@ -65,6 +74,9 @@ pub fn code_lenses(
     path: Option<&Path>,
     settings: Settings,
 ) -> Vec<Lens> {
+    if let Some(build) = crate::source::build(db, file) {
+        return crate::source::code_lenses(db, file, build, path, settings);
+    }
     let mut out = Vec::new();
     for k in all_kernels(db, file) {
         if wave_diag::has_errors(&k.check.diagnostics) {
@@ -148,20 +160,44 @@ pub fn plan_run(
     path: Option<&Path>,
     settings: Settings,
 ) -> Result<RunPlan, String> {
-    let layout = kernels(db, file);
-    let span = layout
-        .kernels
-        .iter()
-        .find(|k| k.name == kernel)
-        .ok_or_else(|| format!("no kernel `{kernel}` in this file"))?;
-    let check = check_kernel(db, span.source);
-    if let Some(e) = check.diagnostics.iter().find(|d| d.is_error()) {
-        return Err(format!("the kernel does not assemble: error[{}] {}", e.code, e.message));
-    }
-    let module = check.module.clone();
-    let k = module.kernels.first().ok_or("the kernel is empty")?;
     let text = file.text(db);
-    let first_line = line_of(text, span.range.start) as u32;
+    // The kernel as a module, and the file line its module's line 1 is.
+    let (module, range, first_line, only) = match crate::source::build(db, file) {
+        Some(build) => {
+            // A kernel source: the file's module, whose line table names file lines.
+            let f = build
+                .functions
+                .iter()
+                .find(|f| f.kernel && f.name == kernel)
+                .ok_or_else(|| format!("no kernel `{kernel}` in this file"))?;
+            if let Some(e) = build.diagnostics.iter().find(|d| d.is_error()) {
+                return Err(format!("the file does not compile: error[{}] {}", e.code, e.message));
+            }
+            (build.module.clone(), f.span.clone(), 1, Some(kernel.to_owned()))
+        }
+        None => {
+            let layout = kernels(db, file);
+            let span = layout
+                .kernels
+                .iter()
+                .find(|k| k.name == kernel)
+                .ok_or_else(|| format!("no kernel `{kernel}` in this file"))?;
+            let check = check_kernel(db, span.source);
+            if let Some(e) = check.diagnostics.iter().find(|d| d.is_error()) {
+                return Err(format!(
+                    "the kernel does not assemble: error[{}] {}",
+                    e.code, e.message
+                ));
+            }
+            let first_line = line_of(text, span.range.start) as u32;
+            (check.module.clone(), span.range.clone(), first_line, None)
+        }
+    };
+    let k = match &only {
+        Some(name) => module.kernel(name).map(|(_, k)| k),
+        None => module.kernels.first(),
+    }
+    .ok_or("the kernel is empty")?;
     let w = match settings.wave_width(db) {
         0 => 32,
         w => w,
@@ -170,7 +206,7 @@ pub fn plan_run(
         kernel: kernel.to_owned(),
         from: "defaults".into(),
         dispatch: wave_emulator::Dispatch {
-            kernel: None,
+            kernel: only,
             wave_width: w,
             max_steps: DEFAULT_RUN_BUDGET,
             ..wave_emulator::Dispatch::default()
@@ -186,7 +222,7 @@ pub fn plan_run(
     if k.workgroup_size.is_none() {
         plan.dispatch.workgroup = Some([w, 1, 1]);
     }
-    if let Some(options) = run_comment(text, span.range.clone()) {
+    if let Some(options) = run_comment(text, range) {
         let o = parse_run_options(&options).map_err(|e| format!("`; wave-run:` {e}"))?;
         plan.from = "; wave-run:".into();
         if let Some(g) = o.grid {
@@ -242,12 +278,22 @@ pub fn plan_run(
     } else {
         plan.device = vec![0; DEFAULT_MEMORY];
         let mut region = 0;
+        // An integer parameter is the number of threads (a bound like `n` then covers every
+        // thread), a float one 1.0.
+        let [gx, gy, gz] = plan.dispatch.grid;
+        let [wx, wy, wz] = k.workgroup_size.or(plan.dispatch.workgroup).unwrap_or([w, 1, 1]);
+        let threads = (gx * gy * gz).saturating_mul(wx * wy * wz);
         for p in &k.params {
-            if p.ty == wave_wbin::ParamType::Ptr {
-                plan.dispatch.args.push((p.name.clone(), region as u32));
-                plan.dumps.push(Dump { offset: region, elem: Elem::U32, count: 16 });
-                region += REGION;
-            }
+            let value = match p.ty {
+                wave_wbin::ParamType::Ptr => {
+                    plan.dumps.push(Dump { offset: region, elem: Elem::U32, count: 16 });
+                    region += REGION;
+                    (region - REGION) as u32
+                }
+                wave_wbin::ParamType::F32 => 1.0f32.to_bits(),
+                _ => threads,
+            };
+            plan.dispatch.args.push((p.name.clone(), value));
         }
     }
     for d in &plan.dumps {
@@ -311,7 +357,7 @@ fn case_next_to(source: &Path, kernel: &str) -> Option<Case> {
 /// The debugger's launch configuration for a plan (the `wave dap` launch arguments): the case
 /// file as the program when the dispatch comes from one (its memory comes with it), else the
 /// source with the dispatch spelled out.
-fn launch_json(plan: &RunPlan, path: Option<&Path>) -> String {
+pub(crate) fn launch_json(plan: &RunPlan, path: Option<&Path>) -> String {
     let path = plan.case.as_deref().or(path);
     let d = &plan.dispatch;
     let dims = |v: [u32; 3]| format!("[{},{},{}]", v[0], v[1], v[2]);
@@ -592,6 +638,25 @@ pub struct Preview {
     pub lines: Vec<Option<u32>>,
     /// Warnings of the backend, as text.
     pub warnings: Vec<String>,
+}
+
+/// The preview of `kernel` (or the kernel containing byte `offset`, or the first) as `form`:
+/// a backend's name (`ptx`, `hip`, `sycl`, `metal`), or for a kernel written in Python, Rust,
+/// C++ or TypeScript also `wave` (the assembly) and `mir`. Gives the form's name with the
+/// preview, whose lines map to the 1-based lines of `file`.
+pub fn preview_form(
+    db: &Database,
+    file: SourceFile,
+    kernel: Option<&str>,
+    offset: Option<usize>,
+    form: &str,
+) -> Result<(String, Preview), String> {
+    if let Some(build) = crate::source::build(db, file) {
+        return crate::source::preview(db, file, build, kernel, offset, form);
+    }
+    let target = Target::from_name(form)
+        .ok_or_else(|| format!("unknown target `{form}` (ptx, hip, sycl, metal)"))?;
+    preview(db, file, kernel, offset, target).map(|p| (target.name().to_owned(), p))
 }
 
 /// The preview of `kernel` (or the kernel containing byte `offset`, or the first) on `target`.

@@ -520,3 +520,101 @@ fn live_register_hints_follow_values_through_blocks_and_loops() {
     let got: Vec<(&str, &str)> = live.iter().map(|(l, h)| (*l, h.as_str())).collect();
     assert_eq!(got, want);
 }
+
+/// A Rust file with one kernel among other code.
+const RUST_FILE: &str = "use std::fmt;
+
+fn unrelated() -> String { format!(\"{}\", 1) }
+
+#[wave::kernel(workgroup = (64, 1, 1))]
+fn scale(a: &[f32], out: &mut [f32], n: u32) {
+    let i = wave::global_id(0);
+    if i < n {
+        out[i as usize] = a[i as usize] * 2.0;
+    }
+}
+";
+
+fn source_file(db: &Database, path: &str, text: &str) -> SourceFile {
+    SourceFile::new(db, path.into(), text.to_owned(), 1)
+}
+
+#[test]
+fn a_kernel_source_gets_its_kernels_diagnostics_only() {
+    let db = Database::default();
+    // A Python file without kernels, and code outside the kernels, are not ours.
+    let plain = source_file(&db, "/w/tool.py", "import os\nprint(os.getcwd(\n");
+    assert!(diagnostics(&db, plain).is_empty());
+    assert!(symbols(&db, plain).is_empty());
+    let ok = source_file(&db, "/w/scale.rs", RUST_FILE);
+    assert!(diagnostics(&db, ok).is_empty(), "{:?}", diagnostics(&db, ok));
+    let broken = RUST_FILE.replace("a[i as usize] * 2.0", "a[i as usize] * i");
+    let broken = source_file(&db, "/w/scale.rs", &broken);
+    let d = diagnostics(&db, broken);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].diagnostic.code, "E0401");
+    assert!(d[0].diagnostic.message.contains("`*` between `f32` and `u32`"), "{d:?}");
+    // Assembly features stay out of the way.
+    assert!(completions(&db, ok, 10).is_empty());
+    assert!(format(&db, ok).is_none());
+    assert_eq!(symbols(&db, ok).iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["scale"]);
+}
+
+#[test]
+fn hover_in_a_kernel_source_shows_the_type_and_the_instructions_of_the_line() {
+    let db = Database::default();
+    let file = source_file(&db, "/w/scale.rs", RUST_FILE);
+    let at = RUST_FILE.find("out[i as usize] =").expect("the store") + 1;
+    let h = hover(&db, file, at).expect("a hover on `out`");
+    assert!(h.markdown.contains("out: f32[]"), "{}", h.markdown);
+    assert!(h.markdown.contains("buffer parameter of kernel `scale`"), "{}", h.markdown);
+    assert!(h.markdown.contains("```wave\n"), "{}", h.markdown);
+    assert!(h.markdown.contains("device_store"), "the store's line: {}", h.markdown);
+    let load = RUST_FILE.find("a[i as usize] * 2.0").expect("the load");
+    let h = hover(&db, file, load + 2).expect("a hover on `i`");
+    assert!(h.markdown.contains("```\ni: u32\n```"), "{}", h.markdown);
+    let h = hover(&db, file, load + 1).expect("a hover on `a[...]`");
+    assert!(h.markdown.contains("```\na[i]: f32\n```"), "{}", h.markdown);
+    assert!(hover(&db, file, RUST_FILE.find("unrelated").expect("fn")).is_none());
+}
+
+#[test]
+fn a_kernel_source_has_hints_lenses_and_previews_mapped_to_its_lines() {
+    let db = Database::default();
+    let settings = wave_db::Settings::new(&db, "nvidia".into(), "ptx".into(), 0, false);
+    let file = source_file(&db, "/w/scale.rs", RUST_FILE);
+    let hints = inlay_hints(&db, file, settings);
+    assert_eq!(hints.len(), 1, "{hints:?}");
+    assert!(hints[0].1.starts_with("R="), "{hints:?}");
+    let kernel_line = RUST_FILE.find("fn scale").expect("the kernel");
+    assert_eq!(hints[0].0, kernel_line + RUST_FILE[kernel_line..].find('\n').expect("eol"));
+    let lenses = crate::code_lenses(&db, file, None, settings);
+    let titles: Vec<&str> = lenses.iter().map(|l| l.title.as_str()).collect();
+    assert!(titles[0].starts_with("▶ Run in emulator"), "{titles:?}");
+    for t in ["Debug", "Show WAVE", "Show MIR", "Show PTX", "Show Metal"] {
+        assert!(titles.contains(&t), "{t}: {titles:?}");
+    }
+    // The store is on line 9: the preview's store lines map there.
+    for form in ["wave", "mir", "ptx"] {
+        let (name, p) =
+            crate::preview_form(&db, file, Some("scale"), None, form).expect("a preview");
+        assert_eq!(name, form);
+        let store = p
+            .text
+            .lines()
+            .position(|l| {
+                l.contains("device_store") || l.contains("store.device") || l.contains("st.global")
+            })
+            .unwrap_or_else(|| panic!("{form}: a store in\n{}", p.text));
+        assert_eq!(p.lines[store], Some(9), "{form}:\n{}", p.text);
+    }
+    assert!(crate::preview_form(&db, file, Some("scale"), None, "llvm").is_err());
+    // A run of the kernel source, with defaults (no case file): it completes.
+    let plan = crate::plan_run(&db, file, "scale", None, settings).expect("a plan");
+    let result = crate::execute(
+        plan,
+        &std::sync::atomic::AtomicBool::new(false),
+        &std::sync::atomic::AtomicU64::new(0),
+    );
+    assert!(result.trap.is_none(), "{:?}", result.trap);
+}

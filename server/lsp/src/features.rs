@@ -195,23 +195,23 @@ pub(crate) fn preview(s: &State, uri: &Uri, params: &LSPAny) -> Result<LSPAny, S
     let doc = s.documents.get(uri).ok_or("the document is not open")?;
     let target_name =
         params.get("target").and_then(LSPAny::as_str).unwrap_or(s.settings.preview(&s.db));
-    let target = wave_backends::Target::from_name(target_name)
-        .ok_or_else(|| format!("unknown target `{target_name}` (ptx, hip, sycl, metal)"))?;
     let kernel = params.get("kernel").and_then(LSPAny::as_str);
     let index = LineIndex::new(&doc.text, s.encoding);
     let offset = params
         .get("position")
         .and_then(|p| serde_json::from_value::<Position>(p.clone()).ok())
         .map(|p| index.offset(p));
-    let p = wave_ide::preview(&s.db, doc.file, kernel, offset, target)?;
-    let language = match target {
-        wave_backends::Target::Ptx => "ptx",
-        wave_backends::Target::Hip => "hip",
-        wave_backends::Target::Sycl => "cpp",
-        wave_backends::Target::Metal => "metal",
+    let (form, p) = wave_ide::preview_form(&s.db, doc.file, kernel, offset, target_name)?;
+    let language = match form.as_str() {
+        "wave" => "wave",
+        "mir" => "mir",
+        "hip" => "hip",
+        "sycl" => "cpp",
+        "metal" => "metal",
+        _ => "ptx",
     };
     Ok(json!({
-        "target": target.name(),
+        "target": form,
         "language": language,
         "text": p.text,
         "lines": p.lines.iter().map(|l| l.map(|l| l - 1)).collect::<Vec<_>>(),
@@ -351,6 +351,10 @@ pub(crate) fn code_lenses(
                 wave_ide::LensCommand::Preview { kernel, target } => (
                     "wave.showPreview",
                     json!([{ "uri": uri.as_str(), "kernel": kernel, "target": target.name() }]),
+                ),
+                wave_ide::LensCommand::Show { kernel, form } => (
+                    "wave.showPreview",
+                    json!([{ "uri": uri.as_str(), "kernel": kernel, "target": form }]),
                 ),
                 wave_ide::LensCommand::Debug { kernel, launch } => {
                     let launch: LSPAny = serde_json::from_str(launch).unwrap_or(LSPAny::Null);

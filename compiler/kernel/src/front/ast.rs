@@ -28,6 +28,9 @@ pub struct Func {
     pub params: Vec<Param>,
     /// The body.
     pub body: Vec<Stmt>,
+    /// What reading it found wrong (syntax errors and unsupported constructs inside it):
+    /// reported for a kernel, and for a helper only where a kernel calls it.
+    pub diagnostics: Vec<wave_diag::Diagnostic>,
 }
 
 /// A parameter.

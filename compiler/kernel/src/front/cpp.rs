@@ -107,6 +107,7 @@ pub fn parse(text: &str) -> (Vec<Func>, Vec<Diagnostic>) {
     }
     diagnostics.append(&mut t.diagnostics);
     super::syntax_errors(root, &mut diagnostics);
+    super::distribute(&mut funcs, &mut diagnostics);
     (funcs, diagnostics)
 }
 
@@ -259,6 +260,7 @@ impl<'t> Translator<'t> {
             generics,
             params,
             body,
+            diagnostics: Vec::new(),
         })
     }
 

@@ -86,6 +86,21 @@ fn syntax_errors(root: Node<'_>, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// Moves each diagnostic found inside a function to that function (see
+/// [`ast::Func::diagnostics`]); what lies outside every function stays in `diagnostics`.
+fn distribute(funcs: &mut [ast::Func], diagnostics: &mut Vec<Diagnostic>) {
+    let mut outside = Vec::new();
+    for d in diagnostics.drain(..) {
+        let owner =
+            funcs.iter_mut().find(|f| f.span.start <= d.span.start && d.span.end <= f.span.end);
+        match owner {
+            Some(f) => f.diagnostics.push(d),
+            None => outside.push(d),
+        }
+    }
+    *diagnostics = outside;
+}
+
 /// `64`, `16, 16` or `64, 1, 1` (what is between the parentheses or brackets of a workgroup
 /// size): the three dimensions, missing ones 1.
 fn dims(text: &str) -> Option<[u32; 3]> {

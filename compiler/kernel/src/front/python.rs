@@ -69,6 +69,7 @@ pub fn parse(text: &str) -> (Vec<Func>, Vec<Diagnostic>) {
     }
     diagnostics.append(&mut t.diagnostics);
     super::syntax_errors(root, &mut diagnostics);
+    super::distribute(&mut funcs, &mut diagnostics);
     (funcs, diagnostics)
 }
 
@@ -152,6 +153,7 @@ impl<'t> Translator<'t> {
             generics: Vec::new(),
             params,
             body,
+            diagnostics: Vec::new(),
         })
     }
 

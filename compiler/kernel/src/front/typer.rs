@@ -32,6 +32,7 @@ pub fn lower(
         funcs.iter().filter(|f| !f.kernel).map(|f| (f.name.as_str(), f)).collect();
     let mut kernels: Vec<Kernel> = Vec::new();
     for f in funcs.iter().filter(|f| f.kernel) {
+        diagnostics.extend(f.diagnostics.iter().cloned());
         let mut workgroup = f.workgroup.as_ref().map(|(size, _)| *size);
         if let Some((size, at)) = &f.workgroup
             && (size.contains(&0) || size.iter().map(|d| u64::from(*d)).product::<u64>() > 1 << 16)
@@ -1723,6 +1724,8 @@ impl<'t> Builder<'t, '_> {
             return Err(Reported);
         };
         let def: &Func = self.helpers.get(name.as_str()).copied().ok_or(Reported)?;
+        // What reading the helper found wrong counts where a kernel calls it.
+        self.diagnostics.extend(def.diagnostics.iter().cloned());
         if self.inlining.contains(name) {
             return Err(self.error(
                 codes::UNSUPPORTED,

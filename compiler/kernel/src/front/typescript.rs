@@ -45,6 +45,7 @@ pub fn parse(text: &str) -> (Vec<Func>, Vec<Diagnostic>) {
     }
     diagnostics.append(&mut t.diagnostics);
     super::syntax_errors(root, &mut diagnostics);
+    super::distribute(&mut funcs, &mut diagnostics);
     (funcs, diagnostics)
 }
 
@@ -310,6 +311,7 @@ impl<'t> Translator<'t> {
             generics: Vec::new(),
             params,
             body,
+            diagnostics: Vec::new(),
         })
     }
 
