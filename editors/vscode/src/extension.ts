@@ -120,20 +120,42 @@ class Previews implements vscode.TextDocumentContentProvider {
   }
 }
 
+/** Languages whose files the server analyses: WAVE assembly, and kernels written in Python,
+ * Rust, C++ and TypeScript (only the kernels of those files; the rest is the language's own
+ * server's). */
+const LANGUAGES = ['wave', 'python', 'rust', 'cpp', 'typescript'];
+
+function ours(doc: vscode.TextDocument): boolean {
+  return LANGUAGES.includes(doc.languageId);
+}
+
+/** The kernel at `line`: the `.kernel` above it in assembly, the server's lens line above it
+ * in a kernel source. */
+function kernelNear(doc: vscode.TextDocument, line: number): string | undefined {
+  if (doc.languageId === 'wave') return kernelAt(doc, line);
+  const kernel = /(?:def|fn|void|function)\s+(\w+)\s*\(|static\s+(\w+)\s*\(/;
+  for (let l = line; l >= 0; l--) {
+    const m = kernel.exec(doc.lineAt(l).text);
+    if (m) return m[1] ?? m[2];
+  }
+  return undefined;
+}
+
 async function showPreview(previews: Previews, arg?: PreviewKey) {
   let key = arg;
   if (!key || !key.uri) {
     const editor = vscode.window.activeTextEditor;
-    if (!editor || editor.document.languageId !== 'wave') {
-      void vscode.window.showWarningMessage('WAVE: open a .wave file to preview it');
+    if (!editor || !ours(editor.document)) {
+      void vscode.window.showWarningMessage('WAVE: open a .wave file or a kernel source to preview it');
       return;
     }
-    const target = await vscode.window.showQuickPick(TARGETS, { placeHolder: 'Target language' });
+    const forms = editor.document.languageId === 'wave' ? TARGETS : ['wave', 'mir', ...TARGETS];
+    const target = await vscode.window.showQuickPick(forms, { placeHolder: 'Target language' });
     if (!target) return;
-    key = { uri: editor.document.uri.toString(), target, kernel: kernelAt(editor.document, editor.selection.active.line) };
+    key = { uri: editor.document.uri.toString(), target, kernel: kernelNear(editor.document, editor.selection.active.line) };
   }
   const doc = await vscode.workspace.openTextDocument(Previews.uri(key));
-  const language = { ptx: 'ptx', hip: 'cpp', sycl: 'cpp', metal: 'cpp' }[key.target] ?? 'plaintext';
+  const language = { ptx: 'ptx', hip: 'cpp', sycl: 'cpp', metal: 'cpp', wave: 'wave' }[key.target] ?? 'plaintext';
   await vscode.languages.setTextDocumentLanguage(doc, language).then(undefined, () => doc);
   await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true, preview: false });
 }
@@ -233,12 +255,12 @@ function showRun(r: RunResult) {
 
 async function updateOccupancy(item: vscode.StatusBarItem) {
   const editor = vscode.window.activeTextEditor;
-  if (!client || !editor || editor.document.languageId !== 'wave') {
+  if (!client || !editor || !ours(editor.document)) {
     item.hide();
     return;
   }
   const doc = editor.document;
-  const kernel = kernelAt(doc, editor.selection.active.line);
+  const kernel = kernelNear(doc, editor.selection.active.line);
   try {
     const hints: { position: { line: number }; label: string | { value: string }[] }[] = await client.sendRequest(
       'textDocument/inlayHint',
@@ -249,7 +271,10 @@ async function updateOccupancy(item: vscode.StatusBarItem) {
     );
     for (const h of hints ?? []) {
       const label = typeof h.label === 'string' ? h.label : h.label.map((p) => p.value).join('');
-      const name = /^\s*\.kernel\s+(\w+)/.exec(doc.lineAt(h.position.line).text)?.[1];
+      const name =
+        doc.languageId === 'wave'
+          ? /^\s*\.kernel\s+(\w+)/.exec(doc.lineAt(h.position.line).text)?.[1]
+          : kernelNear(doc, h.position.line);
       if (label.startsWith('R=') && name === kernel) {
         item.text = `$(pulse) ${name}: ${label}`;
         item.tooltip = `Occupancy of ${name} on ${settings().target}`;
@@ -270,10 +295,10 @@ class DebugConfigurations implements vscode.DebugConfigurationProvider {
   resolveDebugConfiguration(_folder: vscode.WorkspaceFolder | undefined, config: vscode.DebugConfiguration) {
     if (!config.type && !config.request && !config.name) {
       const editor = vscode.window.activeTextEditor;
-      if (!editor || editor.document.languageId !== 'wave') return undefined;
+      if (!editor || !ours(editor.document)) return undefined;
       // The case file next to the source, when there is one.
       const source = editor.document.uri.fsPath;
-      const caseFile = source.replace(/\.wave$/, '.toml');
+      const caseFile = source.replace(/\.(wave|py|rs|cpp|cc|cxx|ts)$/, '.toml');
       const program = fs.existsSync(caseFile) ? caseFile : source;
       return { type: 'wave', request: 'launch', name: 'Debug this kernel', program, stopOnEntry: true };
     }
@@ -314,7 +339,7 @@ export async function activate(context: vscode.ExtensionContext) {
 
   const serverOptions: ServerOptions = { command: binary, args: ['lsp'] };
   const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ language: 'wave' }],
+    documentSelector: LANGUAGES.map((language) => ({ language })),
     initializationOptions: { wave: settings() },
     outputChannel: output,
     synchronize: { configurationSection: 'wave' },
@@ -324,8 +349,8 @@ export async function activate(context: vscode.ExtensionContext) {
       executeCommand: async (command: string, args: unknown[], next: ExecuteCommandSignature) => {
         if (command === 'wave.run' && (args.length === 0 || !args[0])) {
           const editor = vscode.window.activeTextEditor;
-          if (!editor || editor.document.languageId !== 'wave') return undefined;
-          args = [{ uri: editor.document.uri.toString(), kernel: kernelAt(editor.document, editor.selection.active.line) }];
+          if (!editor || !ours(editor.document)) return undefined;
+          args = [{ uri: editor.document.uri.toString(), kernel: kernelNear(editor.document, editor.selection.active.line) }];
         }
         const result = await next(command, args);
         if (command === 'wave.run' && result) showRun(result as RunResult);
@@ -345,7 +370,7 @@ export async function activate(context: vscode.ExtensionContext) {
     }),
     vscode.window.onDidChangeActiveTextEditor(() => void updateOccupancy(status)),
     vscode.workspace.onDidChangeTextDocument((e) => {
-      if (e.document.languageId !== 'wave') return;
+      if (!ours(e.document)) return;
       for (const doc of vscode.workspace.textDocuments) {
         if (doc.uri.scheme === 'wave-preview' && (JSON.parse(doc.uri.query) as PreviewKey).uri === e.document.uri.toString()) {
           previews.changed.fire(doc.uri);

@@ -3,7 +3,8 @@
 --   require("wave.dap").setup()                      -- `wave` on PATH
 --   require("wave.dap").setup({ command = "/path/to/wave" })
 --
--- Then :DapContinue on a .wave file. Everything works through nvim-dap's plain views:
+-- Then :DapContinue on a .wave file, or on a kernel written in Python, Rust, C++ or
+-- TypeScript (its case file next to it gives the dispatch; breakpoints go on its lines). Everything works through nvim-dap's plain views:
 -- the Scopes (Lanes, Registers with one child per lane, Predicates, Special registers,
 -- Divergence and calls, Local memory), the REPL (`r3`, `r3[5]`, `ballot(p0)`, `lane 5` to change
 -- the focus lane, `wg 1,0,0` to go to a workgroup, `help`), conditional breakpoints
@@ -13,7 +14,7 @@ local M = {}
 --- The launch configuration from a case file next to the buffer (NAME.toml), or defaults.
 local function program()
   local file = vim.api.nvim_buf_get_name(0)
-  local case = file:gsub("%.wave$", ".toml")
+  local case = file:gsub("%.%w+$", ".toml")
   if case ~= file and vim.uv.fs_stat(case) then
     return case
   end
@@ -33,7 +34,7 @@ function M.setup(opts)
     command = opts.command or "wave",
     args = { "dap" },
   }
-  dap.configurations.wave = {
+  local configurations = {
     {
       type = "wave",
       request = "launch",
@@ -55,6 +56,10 @@ function M.setup(opts)
       stopOnEntry = true,
     },
   }
+  for _, ft in ipairs({ "wave", "python", "rust", "cpp", "typescript" }) do
+    dap.configurations[ft] = dap.configurations[ft] or {}
+    vim.list_extend(dap.configurations[ft], configurations)
+  end
 end
 
 return M

@@ -15,6 +15,8 @@ M.config = {
   cmd = { "wave", "lsp" },
   settings = {},
   parser = nil,
+  -- Filetypes whose kernels the server analyses too (set `{}` to keep it to .wave files).
+  kernel_filetypes = { "python", "rust", "cpp", "typescript" },
 }
 
 local function client(bufnr)
@@ -54,9 +56,13 @@ function M.setup(opts)
   M.config = vim.tbl_deep_extend("force", M.config, opts or {})
   vim.filetype.add({ extension = { wave = "wave" } })
   M.parser = register_parser(M.config.parser)
+  -- WAVE assembly, and the kernel languages: the server analyses only the kernels of those
+  -- files (beside the language's own server), and nothing in a file without kernels.
+  local filetypes = { "wave" }
+  vim.list_extend(filetypes, M.config.kernel_filetypes or {})
   local server = {
     cmd = M.config.cmd,
-    filetypes = { "wave" },
+    filetypes = filetypes,
     root_markers = { ".git" },
     init_options = { wave = M.config.settings },
     settings = { wave = M.config.settings },
@@ -67,7 +73,7 @@ function M.setup(opts)
   else
     -- Neovim 0.10: no vim.lsp.config.
     vim.api.nvim_create_autocmd("FileType", {
-      pattern = "wave",
+      pattern = filetypes,
       callback = function(args)
         vim.lsp.start({
           name = "wave",
@@ -81,7 +87,7 @@ function M.setup(opts)
 end
 
 --- The language of a backend, for the preview buffer's filetype.
-local filetypes = { ptx = "asm", hip = "cpp", sycl = "cpp", metal = "cpp" }
+local filetypes = { ptx = "asm", hip = "cpp", sycl = "cpp", metal = "cpp", wave = "wave", mir = "text" }
 
 --- A scratch buffer in a split to the right, reused by name.
 local function scratch(name, filetype)
