@@ -95,7 +95,7 @@ pub fn compile_hir(
     if !errors.is_empty() {
         return Err(errors);
     }
-    let (asm, spans) = assembly(&out);
+    let (asm, spans, held) = assembly_with_variables(&out);
     let assembled = wave_asm::assemble(&asm, path);
     if let Some(e) = assembled.diagnostics.iter().find(|d| d.is_error()) {
         let line = asm[..e.span.start.min(asm.len())].matches('\n').count();
@@ -111,6 +111,7 @@ pub fn compile_hir(
         )]);
     }
     let mut module = assembled.module;
+    module.vars = var_locations(&module, &held);
     module.files = vec![path.to_owned()];
     let index = LineIndex::new(text);
     module.lines = module
@@ -274,48 +275,162 @@ fn back_end(
     Ok(Kernel { mir: f.clone(), lir, allocation })
 }
 
+/// A source variable in a register: its name, the register and its type.
+type Held = (String, u8, wave_wbin::VarType);
+
+/// The type of a value, as the debugger shows a register holding it.
+fn var_type(ty: hir::Ty) -> wave_wbin::VarType {
+    use wave_wbin::VarType;
+    match ty {
+        hir::Ty::Scalar(hir::Scalar::I32) => VarType::I32,
+        hir::Ty::Scalar(hir::Scalar::F32) => VarType::F32,
+        hir::Ty::Scalar(hir::Scalar::Bool) => VarType::Bool,
+        hir::Ty::Scalar(hir::Scalar::F16) => VarType::F16,
+        hir::Ty::Scalar(hir::Scalar::F64) => VarType::F64,
+        _ => VarType::U32,
+    }
+}
+
+/// The source variables in registers before each instruction of `k.lir`: the live virtual
+/// registers that hold a value with a source name ([`mir::Func::names`]), in the register
+/// the allocation gave them.
+fn visible(k: &Kernel) -> Vec<Vec<Held>> {
+    let insts = &k.lir.insts;
+    let Ok(succ) = lir::successors(insts) else { return vec![Vec::new(); insts.len()] };
+    let nregs = insts
+        .iter()
+        .flat_map(|i| i.defs().chain(i.uses()).collect::<Vec<_>>())
+        .max()
+        .map_or(1, |r| r as usize + 1);
+    let live_out = regalloc::liveness(insts, &succ, nregs);
+    let mut out = Vec::with_capacity(insts.len());
+    for (i, inst) in insts.iter().enumerate() {
+        let mut live = live_out[i].clone();
+        for d in inst.defs() {
+            live[d as usize / 64] &= !(1 << (d % 64));
+        }
+        for u in inst.uses() {
+            live[u as usize / 64] |= 1 << (u % 64);
+        }
+        let mut here: Vec<Held> = Vec::new();
+        for r in 0..nregs {
+            if live[r / 64] & (1 << (r % 64)) == 0 {
+                continue;
+            }
+            let Some(&value) = k.lir.origin.get(&(r as lir::Reg)) else { continue };
+            let Some(names) = k.mir.names.get(&mir::Value(value)) else { continue };
+            let ty = var_type(k.mir.types.get(value as usize).copied().unwrap_or(hir::Ty::Unit));
+            let reg = u8::try_from(regalloc::phys(&k.allocation, r as lir::Reg)).unwrap_or(u8::MAX);
+            for n in names {
+                if !here.iter().any(|h| h.0 == *n) {
+                    here.push((n.clone(), reg, ty));
+                }
+            }
+        }
+        here.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+        out.push(here);
+    }
+    out
+}
+
+/// The variables' code ranges: for each kernel, the runs of consecutive instructions where a
+/// variable stays in one register. `held` is, per line of the assembly, the variables before
+/// its instruction; `module` is the assembled module, whose line table still names lines of
+/// the assembly.
+fn var_locations(module: &Module, held: &[Option<Vec<Held>>]) -> Vec<wave_wbin::VarLocation> {
+    let mut out: Vec<wave_wbin::VarLocation> = Vec::new();
+    for k in &module.kernels {
+        let insts: Vec<(u32, &Vec<Held>)> = module
+            .lines
+            .iter()
+            .filter(|e| k.code.contains(&e.offset))
+            .filter_map(|e| {
+                let line = (e.line as usize).checked_sub(1)?;
+                Some((e.offset, held.get(line)?.as_ref()?))
+            })
+            .collect();
+        let mut open: Vec<wave_wbin::VarLocation> = Vec::new();
+        for (j, (offset, vars)) in insts.iter().enumerate() {
+            let end = insts.get(j + 1).map_or(k.code.end, |n| n.0);
+            let (mut kept, closed): (Vec<_>, Vec<_>) = open.into_iter().partition(|o| {
+                o.end == *offset
+                    && vars.iter().any(|(n, r, t)| *n == o.name && *r == o.register && *t == o.ty)
+            });
+            out.extend(closed);
+            for (name, register, ty) in vars.iter() {
+                match kept.iter_mut().find(|o| o.name == *name && o.register == *register) {
+                    Some(o) => o.end = end,
+                    None => kept.push(wave_wbin::VarLocation {
+                        name: name.clone(),
+                        ty: *ty,
+                        register: *register,
+                        start: *offset,
+                        end,
+                    }),
+                }
+            }
+            open = kept;
+        }
+        out.extend(open);
+    }
+    out.sort_by(|a, b| (a.start, &a.name).cmp(&(b.start, &b.name)));
+    out
+}
+
 /// The assembly text of compiled kernels, and for each of its lines the source span.
 pub fn assembly(kernels: &[Kernel]) -> (String, Vec<Option<Span>>) {
+    let (text, spans, _) = assembly_with_variables(kernels);
+    (text, spans)
+}
+
+/// [`assembly`], with the source variables in registers before each instruction line.
+#[allow(clippy::type_complexity, reason = "three views of the same lines")]
+fn assembly_with_variables(
+    kernels: &[Kernel],
+) -> (String, Vec<Option<Span>>, Vec<Option<Vec<Held>>>) {
     let mut text = String::new();
     let mut spans: Vec<Option<Span>> = Vec::new();
-    let mut line = |text: &mut String, s: &str, span: Option<Span>| {
+    let mut held: Vec<Option<Vec<Held>>> = Vec::new();
+    let mut line = |text: &mut String, s: &str, span: Option<Span>, vars: Option<Vec<Held>>| {
         text.push_str(s);
         text.push('\n');
         spans.push(span);
+        held.push(vars);
     };
     for (i, k) in kernels.iter().enumerate() {
         if i > 0 {
-            line(&mut text, "", None);
+            line(&mut text, "", None, None);
         }
-        line(&mut text, &format!(".kernel {}", k.lir.name), None);
+        line(&mut text, &format!(".kernel {}", k.lir.name), None, None);
         for (name, ty) in &k.lir.params {
-            line(&mut text, &format!(".param {name}: {ty}"), None);
+            line(&mut text, &format!(".param {name}: {ty}"), None, None);
         }
-        line(&mut text, &format!(".registers {}", k.allocation.registers.max(1)), None);
+        line(&mut text, &format!(".registers {}", k.allocation.registers.max(1)), None, None);
         let local = regalloc::local_memory(&k.lir, k.allocation.spill_slots);
         if local > 0 {
-            line(&mut text, &format!(".local_memory {local}"), None);
+            line(&mut text, &format!(".local_memory {local}"), None, None);
         }
         if let Some([x, y, z]) = k.lir.workgroup_size {
-            line(&mut text, &format!(".workgroup_size {x}, {y}, {z}"), None);
+            line(&mut text, &format!(".workgroup_size {x}, {y}, {z}"), None, None);
         }
-        let insts = regalloc::rewrite(&k.lir, &k.allocation);
+        let insts = regalloc::rewrite_indexed(&k.lir, &k.allocation);
+        let vars = visible(k);
         let (reg, pred) = regalloc::names();
         let mut depth = 1usize;
-        for inst in &insts {
+        for (index, inst) in &insts {
             if matches!(inst.kind, lir::Kind::Else | lir::Kind::EndIf | lir::Kind::EndLoop) {
                 depth = depth.saturating_sub(1);
             }
             let mut s = "    ".repeat(depth);
             let _ = write!(s, "{}", lir::inst_text(inst, &reg, &pred));
-            line(&mut text, &s, Some(inst.span.clone()));
+            line(&mut text, &s, Some(inst.span.clone()), vars.get(*index).cloned());
             if matches!(inst.kind, lir::Kind::If | lir::Kind::Else | lir::Kind::Loop) {
                 depth += 1;
             }
         }
-        line(&mut text, ".end", None);
+        line(&mut text, ".end", None, None);
     }
-    (text, spans)
+    (text, spans, held)
 }
 
 /// Line starts of a text, for 1-based lines and byte columns.

@@ -195,9 +195,36 @@ pub struct Func {
     pub private: Vec<PrivateArray>,
     /// A workgroup size given in the source.
     pub workgroup_size: Option<[u32; 3]>,
+    /// The source variables each value is the value of (for the debugger's variables):
+    /// recorded when SSA is built, and carried to a value's substitute by the passes.
+    pub names: HashMap<Value, Vec<String>>,
 }
 
 impl Func {
+    /// Records that `v` is the value of the source variable `name`.
+    pub fn name_value(&mut self, v: Value, name: &str) {
+        // (Passes that rebuild SSA name their variables `` or `tmp.N`: not the source's.)
+        if name.is_empty() || name.starts_with("tmp.") {
+            return;
+        }
+        let names = self.names.entry(v).or_default();
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_owned());
+        }
+    }
+
+    /// The names of `from` are also those of `to` (which replaces it).
+    pub fn carry_names(&mut self, from: Value, to: Value) {
+        if from == to {
+            return;
+        }
+        if let Some(names) = self.names.get(&from).cloned() {
+            for n in names {
+                self.name_value(to, &n);
+            }
+        }
+    }
+
     /// The predecessors of every block.
     pub fn predecessors(&self) -> Vec<Vec<BlockId>> {
         let mut preds = vec![Vec::new(); self.blocks.len()];
@@ -729,6 +756,7 @@ pub fn lower(kernel: &hir::Kernel) -> Func {
         local_memory: local,
         private,
         workgroup_size: kernel.workgroup_size,
+        names: HashMap::new(),
     };
     let raw: Vec<Vec<Raw>> = blocks.into_iter().map(|r| r.items).collect();
     ssa(&mut func, &vars, raw);
@@ -928,8 +956,11 @@ fn ssa(func: &mut Func, vars: &[hir::Var], raw: Vec<Vec<Raw>>) -> HashMap<Value,
             Visit::Enter(b) => b,
         };
         stack.push(Visit::Leave(current.clone()));
-        for phi in &func.blocks[b.0 as usize].phis {
-            current.insert(phi.var, phi.dst);
+        let phis: Vec<(VarId, Value)> =
+            func.blocks[b.0 as usize].phis.iter().map(|p| (p.var, p.dst)).collect();
+        for (var, dst) in phis {
+            current.insert(var, dst);
+            func.name_value(dst, &vars[var.0 as usize].name);
         }
         let mut insts = Vec::new();
         for item in &raw[b.0 as usize] {
@@ -942,6 +973,9 @@ fn ssa(func: &mut Func, vars: &[hir::Var], raw: Vec<Vec<Raw>>) -> HashMap<Value,
                 Raw::Def(var, v) => {
                     let v = *subst.get(v).unwrap_or(v);
                     current.insert(*var, v);
+                    if matches!(vars[var.0 as usize].ty, Ty::Scalar(_) | Ty::Buffer(_)) {
+                        func.name_value(v, &vars[var.0 as usize].name);
+                    }
                 }
                 Raw::Use(v, var) => match current.get(var) {
                     Some(r) => {
@@ -955,6 +989,7 @@ fn ssa(func: &mut Func, vars: &[hir::Var], raw: Vec<Vec<Raw>>) -> HashMap<Value,
                             span: 0..0,
                         });
                         current.insert(*var, *v);
+                        func.name_value(*v, &vars[var.0 as usize].name);
                     }
                 },
             }

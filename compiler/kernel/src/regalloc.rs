@@ -1170,8 +1170,13 @@ pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
 
 /// The allocated program: every register and predicate physical.
 pub fn rewrite(lir: &Lir, alloc: &Allocation) -> Vec<Inst> {
+    rewrite_indexed(lir, alloc).into_iter().map(|(_, inst)| inst).collect()
+}
+
+/// [`rewrite`], with the index in `lir.insts` each instruction comes from (for debug info).
+pub fn rewrite_indexed(lir: &Lir, alloc: &Allocation) -> Vec<(usize, Inst)> {
     let mut out = Vec::with_capacity(lir.insts.len());
-    for original in &lir.insts {
+    for (index, original) in lir.insts.iter().enumerate() {
         let mut inst = original.clone();
         for a in &mut inst.args {
             match a {
@@ -1230,40 +1235,41 @@ pub fn rewrite(lir: &Lir, alloc: &Allocation) -> Vec<Inst> {
                     }
                 }
             }
-            out.push(inst);
-            out.push(hi);
+            out.push((index, inst));
+            out.push((index, hi));
             continue;
         }
-        out.push(inst);
+        out.push((index, inst));
     }
     tidy(out)
 }
 
 /// Removes the structure that coalesced copies left empty: `if p / else X / endif` becomes
 /// `if !p / X / endif`, an empty `else` goes, and an empty `if`/`endif` pair goes.
-fn tidy(insts: Vec<Inst>) -> Vec<Inst> {
-    let mut out: Vec<Inst> = Vec::with_capacity(insts.len());
-    for inst in insts {
+fn tidy(insts: Vec<(usize, Inst)>) -> Vec<(usize, Inst)> {
+    let mut out: Vec<(usize, Inst)> = Vec::with_capacity(insts.len());
+    for (index, inst) in insts {
         match inst.kind {
-            Kind::Else if out.last().is_some_and(|l| l.kind == Kind::If) => {
-                let last = out.last_mut().expect("an if");
-                if let Some(Arg::PUse(_, neg)) = last.args.first_mut() {
+            Kind::Else if out.last().is_some_and(|(_, l)| l.kind == Kind::If) => {
+                if let Some((_, last)) = out.last_mut()
+                    && let Some(Arg::PUse(_, neg)) = last.args.first_mut()
+                {
                     *neg = !*neg;
                 }
                 // Mark the flipped `if` as having no else: nothing to push.
             }
-            Kind::EndIf if out.last().is_some_and(|l| l.kind == Kind::Else) => {
+            Kind::EndIf if out.last().is_some_and(|(_, l)| l.kind == Kind::Else) => {
                 out.pop();
-                out.push(inst);
+                out.push((index, inst));
             }
-            Kind::EndIf if out.last().is_some_and(|l| l.kind == Kind::If) => {
+            Kind::EndIf if out.last().is_some_and(|(_, l)| l.kind == Kind::If) => {
                 out.pop();
             }
-            _ => out.push(inst),
+            _ => out.push((index, inst)),
         }
     }
     // Falling off the end of a kernel halts: a last `halt` is not needed.
-    if out.last().is_some_and(|i| i.kind == Kind::Halt && i.guard.is_none()) {
+    if out.last().is_some_and(|(_, i)| i.kind == Kind::Halt && i.guard.is_none()) {
         out.pop();
     }
     out

@@ -9,8 +9,12 @@
 //! header   magic "WAVEBIN\0", u16 major, u16 minor, u32 flags, u32 section count, u32 zero
 //! table    per section: u32 kind, u32 offset, u32 size, u32 zero
 //! sections STRINGS (NUL-terminated UTF-8), CODE, KERNELS (40-byte records), PARAMS (8),
-//!          SYMBOLS (16), FILES (4), LINES (24)
+//!          SYMBOLS (16), FILES (4), LINES (24), and (version 1.1) VARS (16)
 //! ```
+//!
+//! VARS, written only when a module has variables (a kernel compiled from a source
+//! language), says in which register each source variable lives over which code range, for
+//! the debugger; files without it stay version 1.0, byte for byte.
 //!
 //! [`read`] trusts nothing: every offset, size, string, index and instruction is checked, and
 //! a bad file gives a [`ReadError`] naming the byte offset and what is wrong, never a panic.
@@ -25,6 +29,8 @@ use wave_isa::Inst;
 pub const MAGIC: [u8; 8] = *b"WAVEBIN\0";
 /// The format version this crate writes; files with another major version are refused.
 pub const VERSION: (u16, u16) = (1, 0);
+/// The minor version of a file with a VARS section.
+pub const VERSION_WITH_VARS: u16 = 1;
 
 const HEADER_SIZE: usize = 24;
 const SECTION_ENTRY: usize = 16;
@@ -33,6 +39,7 @@ const PARAM_RECORD: usize = 8;
 const SYMBOL_RECORD: usize = 16;
 const FILE_RECORD: usize = 4;
 const LINE_RECORD: usize = 24;
+const VAR_RECORD: usize = 16;
 
 /// Section kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,9 +52,10 @@ enum SectionKind {
     Symbols = 5,
     Files = 6,
     Lines = 7,
+    Vars = 8,
 }
 
-const SECTION_KINDS: [SectionKind; 7] = [
+const SECTION_KINDS: [SectionKind; 8] = [
     SectionKind::Strings,
     SectionKind::Code,
     SectionKind::Kernels,
@@ -55,6 +63,7 @@ const SECTION_KINDS: [SectionKind; 7] = [
     SectionKind::Symbols,
     SectionKind::Files,
     SectionKind::Lines,
+    SectionKind::Vars,
 ];
 
 impl SectionKind {
@@ -67,6 +76,7 @@ impl SectionKind {
             SectionKind::Symbols => "SYMBOLS",
             SectionKind::Files => "FILES",
             SectionKind::Lines => "LINES",
+            SectionKind::Vars => "VARS",
         }
     }
 }
@@ -172,6 +182,57 @@ pub struct LineEntry {
     pub end_column: u32,
 }
 
+/// The type of a source variable, for showing its register's bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum VarType {
+    /// `u32`.
+    U32 = 0,
+    /// `i32`.
+    I32 = 1,
+    /// `f32`.
+    F32 = 2,
+    /// `bool` (0 or 1).
+    Bool = 3,
+    /// `f16` (the low half of the register).
+    F16 = 4,
+    /// `f64` (the register and the next, low word first).
+    F64 = 5,
+}
+
+impl VarType {
+    /// Every type.
+    pub const ALL: [VarType; 6] =
+        [VarType::U32, VarType::I32, VarType::F32, VarType::Bool, VarType::F16, VarType::F64];
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            VarType::U32 => "u32",
+            VarType::I32 => "i32",
+            VarType::F32 => "f32",
+            VarType::Bool => "bool",
+            VarType::F16 => "f16",
+            VarType::F64 => "f64",
+        }
+    }
+}
+
+/// Where a source variable is: in `register` while the program counter is in `start..end`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct VarLocation {
+    /// The variable's source name.
+    pub name: String,
+    /// Its type.
+    pub ty: VarType,
+    /// The register (the first of a pair for `f64`).
+    pub register: u8,
+    /// First code offset where it is there.
+    pub start: u32,
+    /// First code offset past the range.
+    pub end: u32,
+}
+
 /// A whole `.wbin`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Module {
@@ -185,6 +246,9 @@ pub struct Module {
     pub files: Vec<String>,
     /// The debug line table, sorted by offset.
     pub lines: Vec<LineEntry>,
+    /// Where source variables live, sorted by start (kernels compiled from a source
+    /// language; empty for assembly).
+    pub vars: Vec<VarLocation>,
 }
 
 impl Module {
@@ -202,6 +266,17 @@ impl Module {
     /// The line entry of the instruction at `offset`, if any.
     pub fn line_at(&self, offset: u32) -> Option<&LineEntry> {
         self.lines.binary_search_by_key(&offset, |l| l.offset).ok().map(|i| &self.lines[i])
+    }
+
+    /// The source variables held in registers at `offset`, each once (its first location).
+    pub fn vars_at(&self, offset: u32) -> Vec<&VarLocation> {
+        let mut out: Vec<&VarLocation> = Vec::new();
+        for v in self.vars.iter().take_while(|v| v.start <= offset) {
+            if offset < v.end && !out.iter().any(|o| o.name == v.name) {
+                out.push(v);
+            }
+        }
+        out
     }
 
     /// The symbol at `offset`, preferring functions.
@@ -302,7 +377,14 @@ pub fn write(module: &Module) -> Vec<u8> {
             put32(&mut lines, v);
         }
     }
-    let sections: [(SectionKind, &[u8]); 7] = [
+    let mut vars = Vec::new();
+    for v in &module.vars {
+        put32(&mut vars, strings.add(&v.name));
+        put32(&mut vars, v.start);
+        put32(&mut vars, v.end);
+        vars.extend_from_slice(&[v.register, v.ty as u8, 0, 0]);
+    }
+    let mut sections: Vec<(SectionKind, &[u8])> = vec![
         (SectionKind::Strings, &strings.bytes),
         (SectionKind::Code, &module.code),
         (SectionKind::Kernels, &kernels),
@@ -311,10 +393,16 @@ pub fn write(module: &Module) -> Vec<u8> {
         (SectionKind::Files, &files),
         (SectionKind::Lines, &lines),
     ];
+    let minor = if module.vars.is_empty() {
+        VERSION.1
+    } else {
+        sections.push((SectionKind::Vars, &vars));
+        VERSION_WITH_VARS
+    };
     let mut out = Vec::new();
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&VERSION.0.to_le_bytes());
-    out.extend_from_slice(&VERSION.1.to_le_bytes());
+    out.extend_from_slice(&minor.to_le_bytes());
     put32(&mut out, 0);
     put32(&mut out, sections.len() as u32);
     // The header is padded to HEADER_SIZE with the zero word.
@@ -449,7 +537,7 @@ pub fn read(file: &[u8]) -> Result<Module, ReadError> {
     let Some(table_end) = table_end else {
         return err(16, format!("{count} sections do not fit in a {}-byte file", file.len()));
     };
-    let mut sections: [Option<Range<usize>>; 8] = Default::default();
+    let mut sections: [Option<Range<usize>>; 9] = Default::default();
     for i in 0..count {
         let at = HEADER_SIZE + i * SECTION_ENTRY;
         let (kind, offset, size) = (r.u32(at), r.u32(at + 4) as usize, r.u32(at + 8) as usize);
@@ -667,6 +755,30 @@ pub fn read(file: &[u8]) -> Result<Module, ReadError> {
             return err(at, "line entries are not sorted by strictly increasing offset");
         }
         module.lines.push(entry);
+    }
+    for at in records(&sections[SectionKind::Vars as usize], VAR_RECORD, SectionKind::Vars)? {
+        let name = r.string(&strings, r.u32(at), at, "variable name")?;
+        let (start, end) = (r.u32(at + 4), r.u32(at + 8));
+        let (register, ty) = (file[at + 12], file[at + 13]);
+        let Some(ty) = VarType::ALL.into_iter().find(|t| *t as u8 == ty) else {
+            return err(at + 13, format!("variable `{name}` has unknown type {ty}"));
+        };
+        if file[at + 14..at + 16] != [0, 0] {
+            return err(at + 14, "variable record padding is not zero");
+        }
+        if start >= end || end as usize > module.code.len() {
+            return err(
+                at + 4,
+                format!(
+                    "variable `{name}`: code range {start}..{end} is empty or past the {}-byte code",
+                    module.code.len()
+                ),
+            );
+        }
+        if module.vars.last().is_some_and(|v: &VarLocation| v.start > start) {
+            return err(at + 4, "variables are not sorted by start");
+        }
+        module.vars.push(VarLocation { name, ty, register, start, end });
     }
     Ok(module)
 }

@@ -54,6 +54,7 @@ fn sample() -> Module {
             LineEntry { offset: 0, file: 0, line: 3, column: 5, end_line: 3, end_column: 19 },
             LineEntry { offset: 6, file: 0, line: 4, column: 5, end_line: 4, end_column: 11 },
         ],
+        vars: Vec::new(),
     }
 }
 
@@ -127,4 +128,31 @@ proptest! {
         with_magic.extend_from_slice(&bytes);
         let _ = read(&with_magic);
     }
+}
+
+#[test]
+fn variables_round_trip_and_only_they_make_a_version_1_1_file() {
+    let plain = write(&sample());
+    assert_eq!(u16::from_le_bytes([plain[10], plain[11]]), 0, "no VARS: still 1.0");
+    let mut m = sample();
+    m.vars = vec![
+        VarLocation { name: "i".into(), ty: VarType::U32, register: 2, start: 0, end: 22 },
+        VarLocation { name: "x".into(), ty: VarType::F64, register: 4, start: 6, end: 28 },
+    ];
+    let bytes = write(&m);
+    assert_eq!(u16::from_le_bytes([bytes[10], bytes[11]]), VERSION_WITH_VARS);
+    let back = read(&bytes).expect("reads");
+    assert_eq!(back, m);
+    assert_eq!(back.vars_at(10).iter().map(|v| v.name.as_str()).collect::<Vec<_>>(), ["i", "x"]);
+    assert_eq!(back.vars_at(22).iter().map(|v| v.name.as_str()).collect::<Vec<_>>(), ["x"]);
+    // A bad type and an empty range are named.
+    let vars_at = bytes.len() - 2 * 16;
+    let mut bad = bytes.clone();
+    bad[vars_at + 13] = 9;
+    let e = read(&bad).expect_err("type 9");
+    assert!(e.message.contains("variable `i` has unknown type 9"), "{e}");
+    let mut bad = bytes.clone();
+    bad[vars_at + 8..vars_at + 12].copy_from_slice(&0u32.to_le_bytes());
+    let e = read(&bad).expect_err("an empty range");
+    assert!(e.message.contains("code range 0..0"), "{e}");
 }

@@ -188,6 +188,12 @@ fn substitute(f: &mut Func, subst: &HashMap<Value, Value>) {
         }
         v
     };
+    // A replaced value's source names go to what replaces it.
+    let carried: Vec<(Value, Value)> =
+        subst.keys().filter(|v| f.names.contains_key(v)).map(|&v| (v, find(v))).collect();
+    for (from, to) in carried {
+        f.carry_names(from, to);
+    }
     for b in &mut f.blocks {
         for phi in &mut b.phis {
             for (_, v) in &mut phi.args {
