@@ -120,7 +120,9 @@ pub fn compile_hir(
         .filter_map(|entry| {
             // The assembler's entry names a (1-based) line of the generated text.
             let line = (entry.line as usize).checked_sub(1)?;
-            let span = spans.get(line).cloned().flatten()?;
+            // (An instruction made for no source line, like a variable's first zero, has an
+            // empty span at 0: it gets no entry rather than line 1.)
+            let span = spans.get(line).cloned().flatten().filter(|s| *s != (0..0))?;
             let (l, c) = index.position(span.start);
             let (el, ec) = index.position(span.end.max(span.start));
             Some(LineEntry {

@@ -72,6 +72,9 @@ enum Node {
     Special(u32, usize),
     Local(usize, usize),
     Lanes(u32, Expr),
+    /// A source variable of a kernel compiled from Python, Rust, C++ or TypeScript: its
+    /// register and type, one child per lane.
+    SourceVar(u32, u8, wave_wbin::VarType),
 }
 
 /// The adapter's state.
@@ -102,6 +105,8 @@ pub struct Adapter {
 struct ProgramInfo {
     source: Option<std::path::PathBuf>,
     line_offset: u32,
+    /// Compiled from a kernel source: lines are the source's, variables have names.
+    from_kernel_source: bool,
     kernel: usize,
     /// The kernel's instructions: pc, canonical text, module line.
     listing: Vec<(u32, String, Option<u32>)>,
@@ -251,6 +256,45 @@ fn lanes_text(mask: u64, w: u32) -> String {
         "no lane".into()
     } else {
         format!("lane{} {}", if lanes.len() == 1 { "" } else { "s" }, lanes.join(", "))
+    }
+}
+
+/// The value of a source variable in `lane`, as its type writes it.
+fn var_value(
+    session: &wave_emulator::Session,
+    wave: u32,
+    v: &wave_wbin::VarLocation,
+    lane: u32,
+    hex: bool,
+) -> String {
+    use wave_wbin::VarType;
+    let bits = session.register(wave, u16::from(v.register), lane).unwrap_or(0);
+    if hex {
+        return format!("0x{bits:x}");
+    }
+    match v.ty {
+        VarType::U32 => bits.to_string(),
+        VarType::I32 => (bits as i32).to_string(),
+        VarType::F32 => format!("{:?}", f32::from_bits(bits)),
+        VarType::Bool => (bits & 1 == 1).to_string(),
+        VarType::F16 => format!("{:?}", f16_to_f32(bits as u16)),
+        VarType::F64 => {
+            let high = session.register(wave, u16::from(v.register) + 1, lane).unwrap_or(0);
+            format!("{:?}", f64::from_bits(u64::from(high) << 32 | u64::from(bits)))
+        }
+    }
+}
+
+/// An IEEE binary16 value as binary32 (exact).
+fn f16_to_f32(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = i32::from((h >> 10) & 0x1f);
+    let frac = f32::from(h & 0x3ff);
+    match exp {
+        0 => sign * frac * 2f32.powi(-24),
+        31 if frac == 0.0 => sign * f32::INFINITY,
+        31 => f32::NAN,
+        e => sign * (1.0 + frac / 1024.0) * 2f32.powi(e - 15),
     }
 }
 
@@ -464,7 +508,78 @@ impl Adapter {
         if self.program.as_ref().is_some_and(|p| p.source.is_none()) {
             return self.disassembly().iter().position(|(p, _, _)| *p == pc).map(|i| i as u32 + 1);
         }
-        dbg.module.line_at(pc).map(|l| self.client_line(l.line))
+        if let Some(l) = dbg.module.line_at(pc) {
+            return Some(self.client_line(l.line));
+        }
+        // In a compiled kernel, an instruction the compiler made for no line of its own (a
+        // variable's first zero, a copy) belongs to the line before it.
+        if self.program.as_ref().is_some_and(|p| p.from_kernel_source) {
+            let k = self.kernel()?;
+            let before = dbg.module.lines.partition_point(|l| l.offset < pc);
+            let l = dbg.module.lines[..before].last().filter(|l| k.code.contains(&l.offset))?;
+            return Some(self.client_line(l.line));
+        }
+        None
+    }
+
+    /// The instruction at `pc`, as the disassembler writes it.
+    fn instruction_at(&self, pc: u32) -> Option<&str> {
+        self.disassembly().iter().find(|(p, _, _)| *p == pc).map(|(_, t, _)| t.as_str())
+    }
+
+    /// The source variables in registers at `pc` (a kernel compiled from a source language).
+    fn source_vars(&self, pc: u32) -> Vec<wave_wbin::VarLocation> {
+        let (Some(dbg), Some(k)) = (self.dbg.as_ref(), self.kernel()) else { return Vec::new() };
+        if !k.code.contains(&pc) {
+            return Vec::new();
+        }
+        dbg.module.vars_at(pc).into_iter().cloned().collect()
+    }
+
+    /// `expr` with each source variable visible at `wave`'s pc written as its register (`x`
+    /// → `r3.f`, `i[5]` → `r2[5]`); a view written on the name stays (`x.i`).
+    fn substitute_vars(&self, wave: u32, text: &str) -> String {
+        let Some(dbg) = self.dbg.as_ref() else { return text.to_owned() };
+        let Some(pc) = dbg.session.wave_pc(wave) else { return text.to_owned() };
+        let vars = self.source_vars(pc);
+        if vars.is_empty() {
+            return text.to_owned();
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(start) =
+            rest.find(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        {
+            out.push_str(&rest[..start]);
+            let tail = &rest[start..];
+            let len = tail
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                .unwrap_or(tail.len());
+            let token = &tail[..len];
+            let (base, view) = match token.split_once('.') {
+                Some((b, v)) => (b, Some(v)),
+                None => (token, None),
+            };
+            let called = tail[len..].trim_start().starts_with('(');
+            match vars.iter().find(|v| v.name == base).filter(|_| !called) {
+                Some(v) => {
+                    let view = view.map(str::to_owned).unwrap_or_else(|| match v.ty {
+                        wave_wbin::VarType::F32 => "f".into(),
+                        wave_wbin::VarType::I32 => "i".into(),
+                        _ => String::new(),
+                    });
+                    out.push_str(&format!("r{}", v.register));
+                    if !view.is_empty() {
+                        out.push('.');
+                        out.push_str(&view);
+                    }
+                }
+                None => out.push_str(token),
+            }
+            rest = &tail[len..];
+        }
+        out.push_str(rest);
+        out
     }
 
     fn wave_count(&self) -> u32 {
@@ -600,8 +715,16 @@ impl Adapter {
         if self.launched {
             return Err("a program is already being debugged".into());
         }
-        let Program { module, dispatch, device, source, line_offset, stop_on_entry, warnings } =
-            launch::load(args)?;
+        let Program {
+            module,
+            dispatch,
+            device,
+            source,
+            line_offset,
+            stop_on_entry,
+            warnings,
+            from_kernel_source,
+        } = launch::load(args)?;
         let kernel = match &dispatch.kernel {
             Some(k) => module.kernels.iter().position(|x| &x.name == k).unwrap_or(0),
             None => 0,
@@ -612,7 +735,13 @@ impl Adapter {
             self.output("console", format!("warning: {w}"));
         }
         self.dbg = Some(dbg);
-        self.program = Some(ProgramInfo { source, line_offset, kernel, listing: Vec::new() });
+        self.program = Some(ProgramInfo {
+            source,
+            line_offset,
+            from_kernel_source,
+            kernel,
+            listing: Vec::new(),
+        });
         let listing = self.listing();
         if let Some(p) = self.program.as_mut() {
             p.listing = listing;
@@ -744,7 +873,18 @@ impl Adapter {
             f
         };
         let active = view.active.count_ones();
+        let from_source = self.program.as_ref().is_some_and(|p| p.from_kernel_source);
         match view.pc {
+            // A compiled kernel also shows the WAVE instruction about to run.
+            Some(pc) if from_source => frames.push(frame(
+                wave * 1000,
+                Some(pc),
+                format!(
+                    "{} · {} · {active}/{w} lanes active",
+                    self.function_at(pc),
+                    self.instruction_at(pc).unwrap_or("?")
+                ),
+            )),
             Some(pc) => frames.push(frame(
                 wave * 1000,
                 Some(pc),
@@ -774,6 +914,11 @@ impl Adapter {
         self.stopped()?;
         let local = self.kernel().map_or(0, |k| k.local_memory) as usize;
         let mut scopes = Vec::new();
+        // A kernel compiled from a source language: its variables by their names first.
+        if self.program.as_ref().is_some_and(|p| p.from_kernel_source) {
+            let r = self.node(Node::Scope(wave, "variables"));
+            scopes.push(json!({"name": "Variables", "variablesReference": r, "expensive": false, "presentationHint": "locals"}));
+        }
         for (name, key, hint) in [
             ("Lanes", "lanes", ""),
             ("Registers", "registers", "registers"),
@@ -859,6 +1004,55 @@ impl Adapter {
                     );
                     children.push((vars.len(), Node::Register(*wave, reg)));
                     vars.push(json!({"name": name, "value": value, "variablesReference": 0, "indexedVariables": w, "evaluateName": format!("r{reg}")}));
+                }
+            }
+            Node::Scope(wave, "variables") => {
+                let view = &dbg.session.waves()[*wave as usize];
+                let pc = view.pc.unwrap_or(u32::MAX);
+                for v in self.source_vars(pc) {
+                    let value_of = |l: u32| var_value(&dbg.session, *wave, &v, l, hex);
+                    let shown: Vec<String> = (0..w.min(8))
+                        .map(|l| {
+                            let x = value_of(l);
+                            if view.active >> l & 1 == 1 { x } else { format!("({x})") }
+                        })
+                        .collect();
+                    let value = format!(
+                        "{} · lanes [{}{}]",
+                        value_of(focus),
+                        shown.join(", "),
+                        if w > 8 { ", …" } else { "" }
+                    );
+                    children.push((vars.len(), Node::SourceVar(*wave, v.register, v.ty)));
+                    vars.push(json!({
+                        "name": v.name,
+                        "value": value,
+                        "type": v.ty.name(),
+                        "variablesReference": 0,
+                        "indexedVariables": w,
+                        "evaluateName": v.name,
+                    }));
+                }
+            }
+            Node::SourceVar(wave, reg, ty) => {
+                let view = &dbg.session.waves()[*wave as usize];
+                let v = wave_wbin::VarLocation {
+                    name: String::new(),
+                    ty: *ty,
+                    register: *reg,
+                    start: 0,
+                    end: 0,
+                };
+                for l in 0..w {
+                    let x = var_value(&dbg.session, *wave, &v, l, hex);
+                    let x = if view.active >> l & 1 == 1 {
+                        x
+                    } else {
+                        self.dim(format!("{x} (inactive)"))
+                    };
+                    vars.push(
+                        json!({"name": format!("[{l}]"), "value": x, "variablesReference": 0}),
+                    );
                 }
             }
             Node::Register(wave, reg) => {
@@ -1200,6 +1394,8 @@ impl Adapter {
             }
         }
         let wave = self.wave_of_frame(args)?;
+        // Source variables by name (a kernel compiled from a source language).
+        let text = self.substitute_vars(wave, &text);
         let dbg = self.stopped()?;
         let e = expr::parse(&text)?;
         let env = WaveEnv::new(dbg, wave);
@@ -1643,8 +1839,23 @@ impl Adapter {
             } else {
                 None
             };
+            // The first instruction of each run of the line's instructions: a line of a
+            // compiled kernel is several instructions, and a stop at each would stop again at
+            // every step of the same line.
             let pcs: Vec<u32> = match actual {
-                Some(a) => lines.iter().filter(|(l, _)| *l == a).map(|(_, pc)| *pc).collect(),
+                Some(a) => {
+                    let mut by_pc: Vec<(u32, u32)> = lines.clone();
+                    by_pc.sort_by_key(|(_, pc)| *pc);
+                    let mut starts = Vec::new();
+                    let mut previous = None;
+                    for (l, pc) in by_pc {
+                        if l == a && previous != Some(a) {
+                            starts.push(pc);
+                        }
+                        previous = Some(l);
+                    }
+                    starts
+                }
                 None => Vec::new(),
             };
             let what = if ours {

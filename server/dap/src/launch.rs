@@ -1,6 +1,8 @@
 //! The launch configuration: what to debug and with which dispatch.
 //!
-//! `program` is a `.wave` file, a `.wbin`, or a case `.toml`. The other keys say the same as
+//! `program` is a `.wave` file, a kernel source (`.py`, `.rs`, `.cpp`, `.ts`: compiled at
+//! `-O0` unless `opt` says another level, so that every line has its code and every variable
+//! its register), a `.wbin`, or a case `.toml`. The other keys say the same as
 //! in the case format (`spec/testcase.md`) and override a case file's values: `kernel`, `grid`,
 //! `workgroup`, `waveWidth`, `args` (by parameter name), `memory` (a list of `{offset, u32:
 //! [...]}` blocks), `deviceMemory`; plus `targetProfile`, `stopOnEntry` and `maxSteps`. The
@@ -29,9 +31,12 @@ pub struct Program {
     pub stop_on_entry: bool,
     /// Warnings to show in the debug console.
     pub warnings: Vec<String>,
+    /// Compiled from a kernel source: lines are the source's, and variables have names.
+    pub from_kernel_source: bool,
 }
 
-const KNOWN: [&str; 16] = [
+const KNOWN: [&str; 17] = [
+    "opt",
     "program",
     "kernel",
     "grid",
@@ -108,7 +113,7 @@ pub fn load(args: &Json) -> Result<Program, String> {
         .get("program")
         .and_then(Json::as_str)
         .filter(|p| !p.is_empty())
-        .ok_or("the launch configuration needs `program`: a .wave, .wbin or case .toml file")?;
+        .ok_or("the launch configuration needs `program`: a .wave file, a kernel source (.py, .rs, .cpp, .ts), a .wbin or a case .toml file")?;
     let mut path = PathBuf::from(program);
     if path.is_relative()
         && let Some(cwd) = obj.get("cwd").and_then(Json::as_str)
@@ -149,13 +154,24 @@ pub fn load(args: &Json) -> Result<Program, String> {
             }
             t
         }
-        "py" | "rs" | "cpp" | "ts" => {
+        e if wave_kernel::Language::from_extension(e).is_some() => {
+            if !path.is_file() {
+                return Err(format!("`{}` does not exist", path.display()));
+            }
+            let mut t = toml::Table::new();
+            t.insert("name".into(), Toml::String(format!("debug {}", path.display())));
+            t.insert("expect".into(), Toml::Array(Vec::new()));
+            let name =
+                path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            t.insert("file".into(), Toml::String(name));
+            t
+        }
+        _ => {
             return Err(format!(
-                "`{}`: kernel sources need the kernel compiler, which is not built yet",
+                "`{}` is not a .wave file, a kernel source (.py, .rs, .cpp, .ts), a .wbin or a case .toml file",
                 path.display()
             ));
         }
-        _ => return Err(format!("`{}` is not a .wave, .wbin or case .toml file", path.display())),
     };
     // Overrides from the launch configuration.
     if let Some(k) = obj.get("kernel") {
@@ -238,7 +254,35 @@ pub fn load(args: &Json) -> Result<Program, String> {
         &toml::to_string(&table).map_err(|e| e.to_string())?,
     )
     .map_err(|e| e.replace(&format!("{}: ", case_path.display()), ""))?;
-    let (module, source, line_offset) = if ext == "wbin" {
+    let level = match obj.get("opt") {
+        None => wave_kernel::opt::Level::O0,
+        Some(o) => o
+            .as_u64()
+            .and_then(|o| wave_kernel::opt::Level::from_digit(&o.to_string()))
+            .ok_or("`opt` must be 0, 1, 2 or 3 (the level a kernel source is compiled at)")?,
+    };
+    let from_kernel_source = case.kernel_source.is_some();
+    let (module, source, line_offset) = if let Some(k) = &case.kernel_source {
+        // Compiled here rather than through its assembly text, so that the line table and the
+        // variables name the kernel source.
+        let options = wave_kernel::Options { level, ..Default::default() };
+        let shown = k.path.display().to_string();
+        let (out, diagnostics) = wave_kernel::compile(&k.text, k.language, &shown, options);
+        let Some(out) = out else {
+            let e = diagnostics.iter().find(|d| d.is_error());
+            return Err(match e {
+                Some(e) => {
+                    let (line, col) = line_col(&k.text, e.span.start);
+                    format!(
+                        "{shown}:{line}:{col}: error[{}]: {} (the kernel does not compile)",
+                        e.code, e.message
+                    )
+                }
+                None => format!("{shown}: the kernel does not compile"),
+            });
+        };
+        (out.module, Some(k.path.clone()), 0)
+    } else if ext == "wbin" {
         let bytes =
             std::fs::read(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
         let module = wave_wbin::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -320,6 +364,7 @@ pub fn load(args: &Json) -> Result<Program, String> {
         line_offset,
         stop_on_entry,
         warnings,
+        from_kernel_source,
     })
 }
 

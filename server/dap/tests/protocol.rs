@@ -819,3 +819,125 @@ fn the_documented_walkthrough() {
     assert_eq!(d.frame(1)["line"], 11);
     assert_eq!(d.lanes(1, "r2")[5], "12", "as it was");
 }
+
+/// A Python kernel: each lane sums `x[i] * (k + 1)` over three iterations.
+const PY: &str = "import wave
+
+@wave.kernel(workgroup=32)
+def scale(x: f32[:], out: f32[:], n: u32):
+    i = wave.global_id()
+    if i >= n:
+        return
+    total: f32 = 0.0
+    for k in range(u32(3)):
+        total += x[i] * f32(k + 1)
+    out[i] = total
+";
+
+/// The rows of the Variables scope of the top frame of `thread`: name → value.
+fn source_vars(d: &mut Dap, thread: u32) -> Vec<(String, String, Value)> {
+    let frame = d.frame(thread)["id"].clone();
+    let scopes = d.ok("scopes", json!({"frameId": frame}));
+    let first = &scopes["scopes"][0];
+    assert_eq!(first["name"], "Variables", "{scopes}");
+    let vars = d.ok("variables", json!({"variablesReference": first["variablesReference"]}));
+    vars["variables"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|v| {
+            (
+                v["name"].as_str().unwrap_or("").to_owned(),
+                v["value"].as_str().unwrap_or("").to_owned(),
+                v["variablesReference"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_python_kernel_stops_at_its_source_lines_and_shows_its_variables_by_name() {
+    let dir = std::env::temp_dir().join(format!("wave-dap-{}-py", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("scale.py");
+    std::fs::write(&path, PY).expect("write");
+    // x[i] = i + 1 for 32 lanes; out at 256.
+    let memory: Vec<u32> = (0..32).map(|i| (i as f32 + 1.0).to_bits()).collect();
+    let line =
+        |needle: &str| PY.lines().position(|l| l.contains(needle)).expect("a line") as u32 + 1;
+    let (loop_line, store_line) = (line("total += x[i]"), line("out[i] = total"));
+    let mut d = Dap::new();
+    d.launch(
+        json!({"type": "wave", "request": "launch", "program": path.display().to_string(),
+               "args": {"x": 0, "out": 256, "n": 32}, "memory": [{"offset": 0, "u32": memory}]}),
+        &[json!({"line": loop_line}), json!({"line": store_line})],
+    );
+    // The first stop: the loop body's line, before its first iteration's sum.
+    let stop = d.stopped();
+    assert_eq!(stop["reason"], "breakpoint", "{stop}");
+    let frame = d.frame(1);
+    assert_eq!(frame["line"], loop_line, "{frame}");
+    assert!(frame["source"]["path"].as_str().expect("path").ends_with("scale.py"));
+    // The frame shows the WAVE instruction about to run.
+    let name = frame["name"].as_str().expect("a name");
+    assert!(name.starts_with("scale · ") && name.contains("lanes active"), "{name}");
+    let vars = source_vars(&mut d, 1);
+    let names: Vec<&str> = vars.iter().map(|v| v.0.as_str()).collect();
+    for want in ["i", "k", "total", "x"] {
+        assert!(names.contains(&want), "{want} in {names:?}");
+    }
+    let value = |vars: &[(String, String, Value)], name: &str| {
+        vars.iter().find(|v| v.0 == name).map(|v| v.1.clone()).expect("the variable")
+    };
+    assert!(value(&vars, "i").starts_with("0 · lanes [0, 1, 2, 3, 4, 5, 6, 7"), "{vars:?}");
+    assert!(value(&vars, "total").starts_with("0.0 ·"), "{vars:?}");
+    assert!(value(&vars, "k").starts_with("0 ·"), "{vars:?}");
+    // By name in the console, in another lane, and per lane under the row.
+    let frame = d.frame(1)["id"].clone();
+    let e =
+        d.ok("evaluate", json!({"expression": "i[5] + 100", "context": "repl", "frameId": frame}));
+    assert_eq!(e["result"], "105");
+    let total = vars.iter().find(|v| v.0 == "i").expect("i").2.clone();
+    let lanes = d.ok("variables", json!({"variablesReference": total}));
+    assert_eq!(lanes["variables"][7]["value"], "7");
+    // Continue: the loop's line again (a line is one stop per visit, not one per instruction).
+    d.ok("continue", json!({"threadId": 1}));
+    d.stopped();
+    assert_eq!(d.frame(1)["line"], loop_line);
+    let vars = source_vars(&mut d, 1);
+    assert!(value(&vars, "k").starts_with("1 ·"), "{vars:?}");
+    // Lane 3 has x = 4: total = 4 after the first iteration.
+    let frame = d.frame(1)["id"].clone();
+    let e =
+        d.ok("evaluate", json!({"expression": "total[3]", "context": "watch", "frameId": frame}));
+    assert_eq!(e["result"], "4.0");
+    // A line step stays in the kernel's lines; continuing twice more reaches the store.
+    d.ok("continue", json!({"threadId": 1}));
+    d.stopped();
+    d.ok("continue", json!({"threadId": 1}));
+    d.stopped();
+    assert_eq!(d.frame(1)["line"], store_line);
+    let vars = source_vars(&mut d, 1);
+    // total = x * (1 + 2 + 3) = 6 x: lane 3 → 24.
+    let frame = d.frame(1)["id"].clone();
+    let e =
+        d.ok("evaluate", json!({"expression": "total[3]", "context": "watch", "frameId": frame}));
+    assert_eq!(e["result"], "24.0", "{vars:?}");
+    d.ok("next", json!({"threadId": 1}));
+    d.stopped();
+    let after = d.frame(1)["line"].as_u64().unwrap_or(0) as u32;
+    assert!(after == 0 || after >= store_line, "a step from the store goes on from there: {after}");
+}
+
+#[test]
+fn a_kernel_source_that_does_not_compile_is_a_launch_error_with_its_place() {
+    let dir = std::env::temp_dir().join(format!("wave-dap-{}-bad", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("bad.rs");
+    std::fs::write(&path, "#[wave::kernel]\nfn k(out: &mut [f32]) {\n    out[0] = 1u32;\n}\n")
+        .expect("write");
+    let mut d = Dap::new();
+    d.ok("initialize", json!({"adapterID": "wave"}));
+    let e = d.err("launch", json!({"program": path.display().to_string()}));
+    assert!(e.contains("bad.rs:3:14: error[E0401]"), "{e}");
+}

@@ -1,7 +1,9 @@
 // A real DAP client against `wave dap`: @vscode/debugadapter-testsupport's DebugClient launches
 // the adapter, stops at a conditional breakpoint in a divergent loop, steps forward and back,
 // reads per-lane registers and device memory, and checks them against the emulator
-// (`wave run --json` on the same kernel). The `wave` binary is $WAVE_BIN.
+// (`wave run --json` on the same kernel). Then it debugs a Python kernel of the kernel set: a
+// breakpoint on a source line, and variables read by their source names. The `wave` binary is
+// $WAVE_BIN.
 // Run: WAVE_BIN=target/debug/wave node --test server/dap/tests/client/
 'use strict';
 
@@ -106,6 +108,48 @@ test('a bad launch configuration is a clear error in the client', async () => {
   try {
     await dc.initializeRequest();
     await assert.rejects(dc.launchRequest({ program: PROGRAM, grid: 'big' }), /`grid` must be a number or a list/);
+  } finally {
+    await dc.stop();
+  }
+});
+
+test('a Python kernel: a breakpoint on its source line and its variables by name', async () => {
+  const kernels = path.join(__dirname, '..', '..', '..', '..', 'conformance', 'kernels', 'python');
+  const CASE = path.join(kernels, 'vector_add.toml');
+  const SOURCE = path.join(kernels, 'vector_add.py');
+  const lines = require('node:fs').readFileSync(SOURCE, 'utf8').split('\n');
+  // The last line holding the store (the docstring above quotes it).
+  const STORE = lines.map((l, i) => [l, i]).filter(([l]) => l.includes('c[i] = a[i] + b[i]')).pop()[1] + 1;
+  const dc = new DebugClient(WAVE, 'dap', 'wave');
+  dc.defaultTimeout = 20000;
+  await dc.start();
+  try {
+    const initialized = dc.waitForEvent('initialized');
+    await dc.initializeRequest({ adapterID: 'wave', linesStartAt1: true, columnsStartAt1: true });
+    await initialized;
+    // The case file gives the dispatch and the memory; its `file` is the Python kernel.
+    await dc.launchRequest({ program: CASE, waveWidth: 32 });
+    const bps = await dc.setBreakpointsRequest({ source: { path: SOURCE }, breakpoints: [{ line: STORE }] });
+    assert.strictEqual(bps.body.breakpoints[0].verified, true, JSON.stringify(bps.body));
+    assert.strictEqual(bps.body.breakpoints[0].line, STORE);
+    await Promise.all([dc.configurationDoneRequest(), dc.assertStoppedLocation('breakpoint', { path: SOURCE, line: STORE })]);
+
+    const st = await dc.stackTraceRequest({ threadId: 1 });
+    assert.match(st.body.stackFrames[0].name, /^vector_add · .+ · \d+\/32 lanes active$/);
+    const scopes = await dc.scopesRequest({ frameId: st.body.stackFrames[0].id });
+    assert.strictEqual(scopes.body.scopes[0].name, 'Variables');
+    const rows = await dc.variablesRequest({ variablesReference: scopes.body.scopes[0].variablesReference });
+    const byName = Object.fromEntries(rows.body.variables.map((v) => [v.name, v]));
+    assert.ok(byName.i, `no i in ${JSON.stringify(rows.body.variables.map((v) => v.name))}`);
+    assert.strictEqual(byName.i.type, 'u32');
+    assert.match(byName.i.value, /^0 · lanes \[0, 1, 2, 3, 4, 5, 6, 7, …\]$/);
+    const perLane = await dc.variablesRequest({ variablesReference: byName.i.variablesReference });
+    assert.deepStrictEqual(perLane.body.variables.map((v) => Number(v.value)), [...Array(32).keys()]);
+    // By name in the console, with a lane and arithmetic.
+    const ev = await dc.evaluateRequest({ expression: 'i[7] * 2', context: 'repl', frameId: st.body.stackFrames[0].id });
+    assert.strictEqual(ev.body.result, '14');
+    await dc.setBreakpointsRequest({ source: { path: SOURCE }, breakpoints: [] });
+    await Promise.all([dc.continueRequest({ threadId: 1 }), dc.waitForEvent('terminated')]);
   } finally {
     await dc.stop();
   }
