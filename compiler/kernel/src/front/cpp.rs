@@ -735,44 +735,20 @@ impl<'t> Translator<'t> {
             return Ok(None);
         };
         let sym = cond.child_by_field_name("operator").map(|o| self.src(o)).unwrap_or("");
-        let (up, bound) = match (self.src(l) == name, self.src(r) == name, sym) {
-            (true, false, "<") | (false, true, ">") => {
-                (true, if self.src(l) == name { r } else { l })
-            }
-            (true, false, ">") | (false, true, "<") => {
-                (false, if self.src(l) == name { r } else { l })
-            }
-            _ => return Ok(None),
-        };
-        // `i++`, `++i`, `i += k`, `i--`, `i -= k`
-        let step = match update.kind() {
-            "update_expression" => {
-                let arg = update.child_by_field_name("argument").map(|a| self.src(a));
-                let op = update.child_by_field_name("operator").map(|o| self.src(o));
-                match (arg, op) {
-                    (Some(a), Some("++")) if a == name => 1,
-                    (Some(a), Some("--")) if a == name => -1,
-                    _ => return Ok(None),
-                }
-            }
+        let field = |n: Node<'_>, f: &str| n.child_by_field_name(f).map(|x| self.src(x));
+        let update_parts = match update.kind() {
+            "update_expression" => (field(update, "argument"), field(update, "operator"), None),
             "assignment_expression" => {
-                let left = update.child_by_field_name("left").map(|a| self.src(a));
-                let op = update.child_by_field_name("operator").map(|o| self.src(o));
-                let k = update
-                    .child_by_field_name("right")
-                    .and_then(|k| super::parse_int(self.src(k).trim_end_matches(['u', 'U'])))
-                    .filter(|k| *k > 0);
-                match (left, op, k) {
-                    (Some(a), Some("+="), Some(k)) if a == name => k,
-                    (Some(a), Some("-="), Some(k)) if a == name => -k,
-                    _ => return Ok(None),
-                }
+                (field(update, "left"), field(update, "operator"), field(update, "right"))
             }
             _ => return Ok(None),
         };
-        if (step > 0) != up {
+        let Some((step, bound_left)) =
+            super::counting(name, (self.src(l), sym, self.src(r)), update_parts)
+        else {
             return Ok(None);
-        }
+        };
+        let bound = if bound_left { l } else { r };
         let start = self.expr(start)?;
         let end = self.expr(bound)?;
         Ok(Some((name.to_owned(), var.byte_range(), ty, start, end, step)))

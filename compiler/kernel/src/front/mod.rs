@@ -126,3 +126,35 @@ fn parse_int(digits: &str) -> Option<i64> {
         d.parse().ok()
     }
 }
+
+/// How a C-style `for` over the counter `name` counts, from its test (`left op right`, as
+/// text) and its update (`name++`, `name--`: the target and operator; `name += k`,
+/// `name -= k`: also `k`): the step (positive up to a bound `name < b`, negative down to
+/// `name > b`) and whether the bound is the test's left side. `None` for any other shape.
+fn counting(
+    name: &str,
+    test: (&str, &str, &str),
+    update: (Option<&str>, Option<&str>, Option<&str>),
+) -> Option<(i64, bool)> {
+    let (left, op, right) = test;
+    let (up, bound_left) = match (left == name, right == name, op) {
+        (true, false, "<") => (true, false),
+        (false, true, ">") => (true, true),
+        (true, false, ">") => (false, false),
+        (false, true, "<") => (false, true),
+        _ => return None,
+    };
+    let (target, op, k) = update;
+    if target != Some(name) {
+        return None;
+    }
+    let k = || k.and_then(|k| parse_int(k.trim().trim_end_matches(['u', 'U']))).filter(|k| *k > 0);
+    let step = match op? {
+        "++" => 1,
+        "--" => -1,
+        "+=" => k()?,
+        "-=" => -k()?,
+        _ => return None,
+    };
+    ((step > 0) == up).then_some((step, bound_left))
+}
