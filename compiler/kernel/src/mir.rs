@@ -207,6 +207,9 @@ impl Func {
         if name.is_empty() || name.starts_with("tmp.") {
             return;
         }
+        // A second variable of one name (`x#2`: a shadowing `let`, a second loop's `i`, a
+        // helper inlined twice) is the source's `x`.
+        let name = name.split('#').next().unwrap_or(name);
         let names = self.names.entry(v).or_default();
         if !names.iter().any(|n| n == name) {
             names.push(name.to_owned());
