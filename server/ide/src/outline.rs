@@ -31,7 +31,7 @@ pub struct Symbol {
 /// The kernels of a file, each with its labels.
 pub fn symbols(db: &Database, file: SourceFile) -> Vec<Symbol> {
     if let Some(b) = crate::source::build(db, file) {
-        return crate::source::symbols(db, file, b);
+        return crate::source::symbols(b);
     }
     let text = file.text(db);
     kernels(db, file)

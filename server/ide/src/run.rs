@@ -630,8 +630,8 @@ fn profile(plan: &RunPlan, mut device: Vec<u8>, result: &mut RunResult) {
 /// file it comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Preview {
-    /// The backend.
-    pub target: Target,
+    /// The backend (`None` for the WAVE assembly and the MIR of a kernel source).
+    pub target: Option<Target>,
     /// The generated text.
     pub text: String,
     /// Per generated line (0-based), the WAVE line (1-based) of its instruction.
@@ -698,7 +698,7 @@ pub fn preview(
         })
         .collect();
     Ok(Preview {
-        target,
+        target: Some(target),
         text: translation.text.clone(),
         lines,
         warnings: translation.warnings.iter().map(|w| w.message.clone()).collect(),

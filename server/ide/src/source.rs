@@ -159,18 +159,18 @@ pub(crate) fn preview(
         });
     }
     let line = |span: &Option<Range<usize>>| span.as_ref().map(|s| line_of(text, s.start) as u32);
-    let (generated, lines, target) = match form {
+    let (generated, lines) = match form {
         "wave" => {
             let (lines, spans) =
                 section(&build.asm, &build.asm_spans, &format!(".kernel {}", f.name), ".end")
                     .ok_or("the kernel has no assembly")?;
-            (lines.join("\n") + "\n", spans.iter().map(line).collect(), Target::Ptx)
+            (lines.join("\n") + "\n", spans.iter().map(line).collect())
         }
         "mir" => {
             let (lines, spans) =
                 section(&build.mir, &build.mir_spans, &format!("kernel {}(", f.name), "}")
                     .ok_or("the kernel has no MIR")?;
-            (lines.join("\n") + "\n", spans.iter().map(line).collect(), Target::Ptx)
+            (lines.join("\n") + "\n", spans.iter().map(line).collect())
         }
         name => {
             let target = Target::from_name(name).ok_or_else(|| {
@@ -196,11 +196,11 @@ pub(crate) fn preview(
             let warnings = t.warnings.iter().map(|w| w.message.clone()).collect();
             return Ok((
                 target.name().to_owned(),
-                Preview { target, text: t.text, lines, warnings },
+                Preview { target: Some(target), text: t.text, lines, warnings },
             ));
         }
     };
-    Ok((form.to_owned(), Preview { target, text: generated, lines, warnings: Vec::new() }))
+    Ok((form.to_owned(), Preview { target: None, text: generated, lines, warnings: Vec::new() }))
 }
 
 /// What the hover describes: a variable, or an expression with its type.
@@ -357,8 +357,7 @@ pub(crate) fn hover(
 }
 
 /// The kernels of a kernel source as document symbols.
-pub(crate) fn symbols(db: &Database, file: SourceFile, build: &SourceBuild) -> Vec<crate::Symbol> {
-    let _ = file.text(db);
+pub(crate) fn symbols(build: &SourceBuild) -> Vec<crate::Symbol> {
     build
         .functions
         .iter()
