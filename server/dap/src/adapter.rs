@@ -30,6 +30,9 @@ struct Breakpoint {
     id: i64,
     pcs: Vec<u32>,
     condition: Option<Expr>,
+    /// The condition at each of `pcs` where it names source variables (they may live in
+    /// other registers at another pc of the line).
+    by_pc: Vec<(u32, Expr)>,
     hit_condition: Option<(String, u64)>,
     log: Option<String>,
     mode: Mode,
@@ -233,12 +236,13 @@ fn special(dbg: &Debugger, wave: u32, lane: u32, i: usize) -> u32 {
 
 /// The lanes for which breakpoint `b` holds: its condition in the active lanes (or, in focus
 /// mode, the focus lane only).
-fn lanes_hit(b: &Breakpoint, env: &WaveEnv<'_>, focus: u32) -> Result<u64, String> {
+fn lanes_hit(b: &Breakpoint, env: &WaveEnv<'_>, focus: u32, pc: u32) -> Result<u64, String> {
     let lanes = match b.mode {
         Mode::Any => env.active,
         Mode::Focus => env.active & (1u64 << focus.min(63)),
     };
-    let Some(cond) = &b.condition else { return Ok(lanes) };
+    let at_pc = b.by_pc.iter().find(|(p, _)| *p == pc).map(|(_, e)| e);
+    let Some(cond) = at_pc.or(b.condition.as_ref()) else { return Ok(lanes) };
     let mut mask = 0;
     for l in 0..env.width() {
         if lanes >> l & 1 == 1 && expr::eval(cond, env, l)?.truthy() {
@@ -541,6 +545,26 @@ impl Adapter {
     fn substitute_vars(&self, wave: u32, text: &str) -> String {
         let Some(dbg) = self.dbg.as_ref() else { return text.to_owned() };
         let Some(pc) = dbg.session.wave_pc(wave) else { return text.to_owned() };
+        self.substitute_at(pc, text)
+    }
+
+    /// A log message with the source variables inside its `{...}` written as registers.
+    fn substitute_in_braces(&self, pc: u32, message: &str) -> String {
+        let mut out = String::with_capacity(message.len());
+        let mut rest = message;
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}') else { break };
+            out.push_str(&rest[..=open]);
+            out.push_str(&self.substitute_at(pc, &rest[open + 1..open + close]));
+            out.push('}');
+            rest = &rest[open + close + 1..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// `expr` with each source variable visible at `pc` written as its register.
+    fn substitute_at(&self, pc: u32, text: &str) -> String {
         let vars = self.source_vars(pc);
         if vars.is_empty() {
             return text.to_owned();
@@ -1488,7 +1512,7 @@ impl Adapter {
                 .filter(|b| b.pcs.contains(&pc) && b.log.is_none())
                 .filter(|b| {
                     let env = WaveEnv { session, grid, size, wave, active: view.active };
-                    lanes_hit(b, &env, focus).is_ok_and(|m| m != 0)
+                    lanes_hit(b, &env, focus, pc).is_ok_and(|m| m != 0)
                 })
                 .map(|b| b.id)
                 .collect();
@@ -1723,17 +1747,32 @@ impl Adapter {
         let id = self.next_bp;
         self.next_bp += 1;
         let mut problem = None;
-        let condition =
-            match spec.get("condition").and_then(Value::as_str).filter(|c| !c.trim().is_empty()) {
-                Some(c) => match expr::parse(c) {
-                    Ok(e) => Some(e),
-                    Err(e) => {
-                        problem = Some(format!("condition `{c}`: {e}"));
-                        None
-                    }
-                },
-                None => None,
-            };
+        // A condition naming source variables is read at each pc with their registers there;
+        // elsewhere (or with no names) as written.
+        let mut by_pc = Vec::new();
+        let mut condition = None;
+        if let Some(c) =
+            spec.get("condition").and_then(Value::as_str).filter(|c| !c.trim().is_empty())
+        {
+            let mut as_written = pcs.is_empty();
+            for &pc in &pcs {
+                let at = self.substitute_at(pc, c);
+                if at == c {
+                    as_written = true;
+                    continue;
+                }
+                match expr::parse(&at) {
+                    Ok(e) => by_pc.push((pc, e)),
+                    Err(e) => problem = Some(format!("condition `{c}`: {e}")),
+                }
+            }
+            if as_written {
+                match expr::parse(c) {
+                    Ok(e) => condition = Some(e),
+                    Err(e) => problem = Some(format!("condition `{c}`: {e}")),
+                }
+            }
+        }
         let hit_condition =
             match spec.get("hitCondition").and_then(Value::as_str).filter(|c| !c.trim().is_empty())
             {
@@ -1751,7 +1790,8 @@ impl Adapter {
             _ => Mode::Any,
         };
         let log = spec.get("logMessage").and_then(Value::as_str).map(str::to_owned);
-        (Breakpoint { id, pcs, condition, hit_condition, log, mode, hits: 0, what }, problem)
+        let b = Breakpoint { id, pcs, condition, by_pc, hit_condition, log, mode, hits: 0, what };
+        (b, problem)
     }
 
     fn bp_json(&self, b: &Breakpoint, problem: Option<String>, line: Option<u32>) -> Value {
@@ -1953,8 +1993,16 @@ impl Adapter {
         let mut lanes = 0u64;
         let mut logs = Vec::new();
         let mut errors = Vec::new();
+        let messages: Vec<Option<String>> = self
+            .breakpoints
+            .iter()
+            .filter(|b| b.pcs.contains(&pc))
+            .map(|b| b.log.as_ref().map(|m| self.substitute_in_braces(pc, m)))
+            .collect();
+        let mut messages = messages.into_iter();
         for b in self.breakpoints.iter_mut().filter(|b| b.pcs.contains(&pc)) {
-            let mask = match lanes_hit(b, &env, focus) {
+            let message = messages.next().flatten();
+            let mask = match lanes_hit(b, &env, focus, pc) {
                 Ok(m) => m,
                 Err(e) => {
                     errors.push(format!("breakpoint {}: condition failed: {e}", b.id));
@@ -1969,7 +2017,7 @@ impl Adapter {
             if !hit_count_ok(&b.hit_condition, b.hits) {
                 continue;
             }
-            if let Some(message) = &b.log {
+            if let Some(message) = &message {
                 let lane = if mask >> focus & 1 == 1 { focus } else { mask.trailing_zeros() };
                 logs.push(format!(
                     "[wave {wave}, {}] {}",

@@ -941,3 +941,39 @@ fn a_kernel_source_that_does_not_compile_is_a_launch_error_with_its_place() {
     let e = d.err("launch", json!({"program": path.display().to_string()}));
     assert!(e.contains("bad.rs:3:14: error[E0401]"), "{e}");
 }
+
+#[test]
+fn conditions_and_log_points_take_a_python_kernels_variable_names() {
+    let dir = std::env::temp_dir().join(format!("wave-dap-{}-pycond", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("scale.py");
+    std::fs::write(&path, PY).expect("write");
+    let memory: Vec<u32> = (0..32).map(|i| (i as f32 + 1.0).to_bits()).collect();
+    let line =
+        |needle: &str| PY.lines().position(|l| l.contains(needle)).expect("a line") as u32 + 1;
+    let mut d = Dap::new();
+    d.launch(
+        json!({"type": "wave", "request": "launch", "program": path.display().to_string(),
+               "args": {"x": 0, "out": 256, "n": 32}, "memory": [{"offset": 0, "u32": memory}]}),
+        &[
+            // Lane 3 (x = 4) has total 0, 4, 12 at its three visits of the loop's line.
+            json!({"line": line("total += x[i]"), "condition": "lane == 3 && total > 10"}),
+            json!({"line": line("out[i] = total"), "logMessage": "total is {total}"}),
+        ],
+    );
+    let stop = d.stopped();
+    assert_eq!(stop["description"], "breakpoint at line 10: wave 0, lane 3 hit", "{stop}");
+    let frame = d.frame(1)["id"].clone();
+    let e = d.ok("evaluate", json!({"expression": "k", "context": "watch", "frameId": frame}));
+    assert!(e["result"].as_str().expect("a result").starts_with('2'), "{e}");
+    d.ok("continue", json!({"threadId": 1}));
+    // The log point printed the focus lane's total (lane 3, which hit: x = 4, so 24.0) and the
+    // run went on to the end.
+    let logged: Vec<String> = d
+        .events
+        .iter()
+        .filter(|e| e["event"] == "output")
+        .filter_map(|e| e["body"]["output"].as_str().map(str::to_owned))
+        .collect();
+    assert!(logged.iter().any(|l| l.contains("total is 24.0")), "{logged:?}");
+}
