@@ -15,7 +15,7 @@ use wave_diag::{Diagnostic, Span};
 use super::ast::{
     self, Dialect, Expr, ExprKind, Func, Op, Param, Stmt, StmtKind, TypeKind, TypeRef, UnaryOp,
 };
-use super::codes;
+use super::{R, Reported, codes};
 use crate::hir::{Kernel, Scalar};
 
 /// Parses `text` and builds the HIR of each kernel, with every diagnostic.
@@ -119,11 +119,6 @@ struct Translator<'t> {
     /// Compiler-made names so far (a `switch` on an expression).
     temps: u32,
 }
-
-/// A failure already reported as a diagnostic.
-struct Reported;
-
-type R<T> = Result<T, Reported>;
 
 /// The scalar a C++ type name stands for.
 fn scalar(name: &str) -> Option<Scalar> {

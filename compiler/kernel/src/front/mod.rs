@@ -41,6 +41,12 @@ pub mod codes {
     pub const LOCAL_MEMORY: &str = "E0411";
 }
 
+/// A failure already reported as a diagnostic (the frontends and the typer go on with the
+/// next statement).
+struct Reported;
+
+type R<T> = Result<T, Reported>;
+
 /// Parses `text` with `language`, or says why it could not.
 fn parse_tree(
     text: &str,

@@ -14,7 +14,7 @@ use wave_diag::{Diagnostic, Span};
 use super::ast::{
     self, Dialect, Expr, ExprKind, Func, Op, Stmt, StmtKind, TypeKind, TypeRef, UnaryOp,
 };
-use super::codes;
+use super::{R, Reported, codes};
 use crate::hir::{Kernel, Scalar};
 
 /// Parses `text` and builds the HIR of each kernel, with every diagnostic.
@@ -110,11 +110,6 @@ struct Translator<'t> {
     text: &'t str,
     diagnostics: Vec<Diagnostic>,
 }
-
-/// A failure already reported as a diagnostic.
-struct Reported;
-
-type R<T> = Result<T, Reported>;
 
 impl<'t> Translator<'t> {
     fn src(&self, n: Node<'_>) -> &'t str {

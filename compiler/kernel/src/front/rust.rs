@@ -14,7 +14,7 @@ use wave_diag::{Diagnostic, Span};
 use super::ast::{
     Dialect, Expr, ExprKind, Func, Op, Param, Stmt, StmtKind, TypeKind, TypeRef, UnaryOp,
 };
-use super::codes;
+use super::{R, Reported, codes};
 use crate::hir::{Kernel, Scalar};
 
 /// Parses `text` and builds the HIR of each kernel, with every diagnostic.
@@ -73,11 +73,6 @@ struct Translator<'t> {
     /// Compiler-made names so far (a `match` on an expression).
     temps: u32,
 }
-
-/// A failure already reported as a diagnostic.
-struct Reported;
-
-type R<T> = Result<T, Reported>;
 
 /// The scalar a Rust type name stands for.
 fn scalar(name: &str) -> Option<Scalar> {

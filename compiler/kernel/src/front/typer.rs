@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use wave_diag::{Diagnostic, Span};
 
 use super::ast::{self, Conversions, Dialect, Func, Op, TypeKind, TypeRef, UnaryOp};
-use super::codes;
+use super::{R, Reported, codes};
 use crate::Language;
 use crate::hir::{
     AtomicOp, BinOp, Expr, ExprKind, Intrinsic, Kernel, MathFn, Scalar, Special, Stmt, StmtKind,
@@ -133,11 +133,6 @@ struct Builder<'t, 'h> {
     /// Compiler-made variables so far (a `do`/`while`'s first-iteration flag).
     temps: u32,
 }
-
-/// A failure already reported as a diagnostic.
-struct Reported;
-
-type R<T> = Result<T, Reported>;
 
 fn scalar(ty: Ty) -> Option<Scalar> {
     match ty {

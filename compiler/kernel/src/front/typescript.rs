@@ -16,7 +16,7 @@ use wave_diag::{Diagnostic, Span};
 use super::ast::{
     self, Dialect, Expr, ExprKind, Func, Op, Param, Stmt, StmtKind, TypeKind, TypeRef, UnaryOp,
 };
-use super::codes;
+use super::{R, Reported, codes};
 use crate::hir::{Kernel, Scalar};
 
 /// Parses `text` and builds the HIR of each kernel, with every diagnostic.
@@ -53,11 +53,6 @@ struct Translator<'t> {
     text: &'t str,
     diagnostics: Vec<Diagnostic>,
 }
-
-/// A failure already reported as a diagnostic.
-struct Reported;
-
-type R<T> = Result<T, Reported>;
 
 /// The scalar a TypeScript type name stands for.
 fn scalar(name: &str) -> Option<Scalar> {
