@@ -112,6 +112,12 @@ pub const KEYWORDS: &[&str] = &[
     "nanosleep",
 ];
 
+/// The name of kernel `kernel`'s `.entry` in the PTX: the WAVE name, made safe (a `_` is
+/// appended where it would clash with a PTX keyword or a generated name).
+pub fn entry_name(kernel: &str) -> String {
+    names::safe(kernel, KEYWORDS)
+}
+
 /// Translates every kernel of `module` (or the one `options.kernel` names) to one PTX module.
 pub fn write_string(module: &Module, options: &Options) -> Result<Translation, Error> {
     let kernels = selected(module, options.kernel.as_deref())?;

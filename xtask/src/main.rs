@@ -7,12 +7,11 @@
 //! - `cargo xtask grammar` regenerates `tree-sitter-wave/src` with the tree-sitter CLI; with
 //!   `--check` it generates into a temporary copy and fails if the committed parser differs
 //!   from what `grammar.js` produces.
-//! - `cargo xtask gpu-bundle DIR [--sm N]` writes what the GPU runner in `backends/gpu/` needs
-//!   to run the conformance suite and the benchmarks through the PTX backend.
+//!
+//! Running cases on a GPU is not automation but a product feature: `wave test --device cuda`.
 
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "a command line prints")]
 
-mod gpu;
 mod reference;
 mod textmate;
 
@@ -29,8 +28,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("codegen") => codegen(check),
         Some("grammar") => grammar(check),
-        Some("gpu-bundle") => gpu::bundle(&args[1..]),
-        _ => Err("usage: cargo xtask codegen [--check] | cargo xtask grammar [--check] | cargo xtask gpu-bundle DIR [--sm N]".to_owned()),
+        _ => Err("usage: cargo xtask codegen [--check] | cargo xtask grammar [--check]".to_owned()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -212,3 +212,53 @@ fn describe_kernels(out: &mut String, p: &Profile, module: &Module, workgroup: O
         }
     }
 }
+
+/// `wave devices`: the emulator, then each CUDA GPU, or why there is none.
+pub(crate) fn devices(json: bool) -> Result<(), Failure> {
+    let (gpus, missing) = wave_runtime::devices();
+    let mut out = String::new();
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    if json {
+        out.push_str("{\"devices\":[{\"device\":\"emulator\",\"kind\":\"emulator\"}");
+        for g in &gpus {
+            let _ = write!(
+                out,
+                ",{{\"device\":\"cuda:{}\",\"kind\":\"cuda\",\"name\":{},\"compute_capability\":\"{}.{}\",\"multiprocessors\":{},\"memory_bytes\":{}}}",
+                g.ordinal,
+                wave_conformance::options::json_string(&g.name),
+                g.compute_capability.0,
+                g.compute_capability.1,
+                g.multiprocessors,
+                g.memory_bytes
+            );
+        }
+        out.push(']');
+        if let Some(why) = &missing {
+            let _ = write!(
+                out,
+                ",\"cuda_unavailable\":{}",
+                wave_conformance::options::json_string(&why.to_string())
+            );
+        }
+        out.push_str("}\n");
+    } else {
+        out.push_str("emulator   the WAVE emulator (W = 4 to 64, every capability)\n");
+        for g in &gpus {
+            let _ = writeln!(
+                out,
+                "cuda:{:<5} {}, compute capability {}.{}, {} SMs, {:.1} GiB",
+                g.ordinal,
+                g.name,
+                g.compute_capability.0,
+                g.compute_capability.1,
+                g.multiprocessors,
+                gib(g.memory_bytes)
+            );
+        }
+        if let Some(why) = &missing {
+            let _ = writeln!(out, "cuda       not available: {why}");
+        }
+    }
+    std::io::stdout().lock().write_all(out.as_bytes())?;
+    Ok(())
+}

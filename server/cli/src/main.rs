@@ -63,7 +63,7 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
-    /// Run a kernel in the emulator (a .wave, .wbin or case .toml file).
+    /// Run a kernel in the emulator or on a GPU (a .wave, .wbin, kernel source or case .toml file).
     Run(run::RunArgs),
     /// Print the PTX, HIP, SYCL or Metal code of a .wave, .wbin or case .toml file.
     Emit(emit::EmitArgs),
@@ -74,10 +74,15 @@ enum Command {
     /// The debug adapter (Debug Adapter Protocol), on standard input and output.
     Dap,
     /// Run test cases (files or folders, recursively); ends with `N passed, N failed`.
-    Test {
-        /// Case files or folders.
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
+    Test(run::TestArgs),
+    /// Runs test cases on a GPU for `wave test --device cuda`, one per line of standard input.
+    #[command(hide = true)]
+    GpuWorker(run::WorkerArgs),
+    /// List the devices kernels can run on: the emulator and each CUDA GPU.
+    Devices {
+        /// Print machine-readable results.
+        #[arg(long)]
+        json: bool,
     },
     /// Section 7 constants and capabilities of a target; with FILE, each kernel's occupancy.
     Info {
@@ -130,7 +135,9 @@ fn main() -> ExitCode {
             .map_err(|e| Failure::Usage(format!("the language server stopped: {e}"))),
         Command::Dap => wave_dap::run_stdio()
             .map_err(|e| Failure::Usage(format!("the debug adapter stopped: {e}"))),
-        Command::Test { paths } => run::test(&paths),
+        Command::Test(args) => run::test(args),
+        Command::GpuWorker(args) => run::gpu_worker(args),
+        Command::Devices { json } => info::devices(json),
         Command::Info { file, target, workgroup, list_targets } => {
             info::run(&reporter, file.as_deref(), &target, workgroup.as_deref(), list_targets)
         }

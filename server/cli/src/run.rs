@@ -1,4 +1,4 @@
-//! `wave run` and `wave test`: the emulator from the command line.
+//! `wave run` and `wave test`: the emulator or a GPU (`--device`) from the command line.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -53,9 +53,18 @@ pub(crate) struct RunArgs {
     /// Print machine-readable results.
     #[arg(long)]
     json: bool,
-    /// Instruction budget, in wave-instructions.
+    /// Instruction budget, in wave-instructions (emulator).
     #[arg(long, default_value_t = 100_000_000)]
     max_steps: u64,
+    /// Where to run: `emulator`, `cuda` or `cuda:N` (see `wave devices`).
+    #[arg(long, default_value = "emulator", value_name = "DEVICE")]
+    device: wave_runtime::DeviceSpec,
+    /// Seconds a kernel may run on a GPU before it is given up.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    timeout: f64,
+    /// On a GPU: write the PTX for this `sm_XX` (default: the GPU's own, at most 90).
+    #[arg(long)]
+    sm: Option<u32>,
 }
 
 fn usage(message: impl Into<String>) -> Failure {
@@ -75,10 +84,14 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
             (module, Some(case))
         }
         "wbin" => (read_wbin(&a.file)?, None),
-        "py" => (crate::compile_file(reporter, &a.file)?.0, None),
+        e if wave_kernel::Language::from_extension(e).is_some() => {
+            (crate::compile_file(reporter, &a.file)?.0, None)
+        }
         _ => (assemble_file(reporter, &a.file)?.module, None),
     };
     let mut dispatch = match &case {
+        // A GPU runs W = 32 only; the emulator the case's first width.
+        Some(c) if matches!(a.device, wave_runtime::DeviceSpec::Cuda(_)) => c.dispatch(32),
         Some(c) => c.dispatch(c.wave_widths.first().copied().unwrap_or(32)),
         None => wave_emulator::Dispatch::default(),
     };
@@ -162,6 +175,45 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
             )));
         }
     }
+    if let wave_runtime::DeviceSpec::Cuda(ordinal) = a.device {
+        if a.trace || a.trace_json.is_some() || a.stats {
+            return Err(usage("--trace, --trace-json and --stats need --device emulator"));
+        }
+        let mut gpu = wave_runtime::Gpu::open(ordinal)
+            .map_err(|e| usage(format!("--device {}: {e}", a.device)))?;
+        if let Some(sm) = a.sm {
+            gpu.set_sm(sm).map_err(usage)?;
+        }
+        let timeout = timeout(a.timeout)?;
+        let result = gpu.run(&module, &dispatch, &mut device, timeout);
+        let mut out = String::new();
+        match &result {
+            Ok(run) if a.json => {
+                let _ = write!(
+                    out,
+                    "{{\"ok\":true,\"device\":{},\"gpu\":{},\"kernel_ms\":{:.4},\"registers\":{},\"dumps\":",
+                    json_string(&a.device.to_string()),
+                    json_string(&gpu.info().name),
+                    run.kernel_ms,
+                    run.registers
+                );
+                write_dumps_json(&mut out, &dumps, &device);
+                out.push_str("}\n");
+            }
+            Ok(_) => write_dumps(&mut out, &dumps, &device),
+            Err(e) if a.json => {
+                let _ = writeln!(
+                    out,
+                    "{{\"ok\":false,\"device\":{},\"error\":{{\"message\":{}}}}}",
+                    json_string(&a.device.to_string()),
+                    json_string(&e.to_string())
+                );
+            }
+            Err(e) => eprintln!("error: {e}"),
+        }
+        std::io::stdout().lock().write_all(out.as_bytes())?;
+        return if result.is_err() { Err(Failure::Input) } else { Ok(()) };
+    }
     let result = wave_emulator::run(&module, &dispatch, &mut device);
     let mut out = String::new();
     match &result {
@@ -180,7 +232,7 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
                 let s = &outcome.stats;
                 let _ = write!(
                     out,
-                    "{{\"ok\":true,\"stats\":{{\"instructions\":{},\"lane_ops\":{},\"utilisation\":{:.4},\"alu\":{},\"memory\":{},\"wave\":{},\"control\":{},\"barrier_waits\":{},\"device_read\":{},\"device_written\":{},\"local_read\":{},\"local_written\":{},\"workgroups\":{}}},\"dumps\":[",
+                    "{{\"ok\":true,\"stats\":{{\"instructions\":{},\"lane_ops\":{},\"utilisation\":{:.4},\"alu\":{},\"memory\":{},\"wave\":{},\"control\":{},\"barrier_waits\":{},\"device_read\":{},\"device_written\":{},\"local_read\":{},\"local_written\":{},\"workgroups\":{}}},\"dumps\":",
                     s.instructions,
                     s.lane_ops,
                     s.utilisation(),
@@ -195,37 +247,15 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
                     s.local_bytes[1],
                     s.workgroups
                 );
-                for (i, d) in dumps.iter().enumerate() {
-                    let values: Vec<String> = (0..d.count)
-                        .map(|k| {
-                            let at = d.offset + k * d.elem.size();
-                            json_value(d.elem, &device[at..at + d.elem.size()])
-                        })
-                        .collect();
-                    let _ = write!(
-                        out,
-                        "{}{{\"offset\":{},\"type\":\"{}\",\"values\":[{}]}}",
-                        if i > 0 { "," } else { "" },
-                        d.offset,
-                        d.elem.name(),
-                        values.join(",")
-                    );
-                }
-                out.push_str("]}\n");
+                write_dumps_json(&mut out, &dumps, &device);
+                out.push_str("}\n");
             } else {
                 if a.trace {
                     for event in &outcome.trace {
                         let _ = writeln!(out, "{event}");
                     }
                 }
-                for d in &dumps {
-                    let _ = write!(out, "{} {}[{}]:", d.offset, d.elem.name(), d.count);
-                    for k in 0..d.count {
-                        let at = d.offset + k * d.elem.size();
-                        let _ = write!(out, " {}", short(d.elem, &device[at..at + d.elem.size()]));
-                    }
-                    out.push('\n');
-                }
+                write_dumps(&mut out, &dumps, &device);
                 if a.stats {
                     let s = &outcome.stats;
                     let _ = writeln!(
@@ -280,6 +310,48 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
     if result.is_err() { Err(Failure::Input) } else { Ok(()) }
 }
 
+/// `SECONDS` as a duration, or a usage error.
+fn timeout(seconds: f64) -> Result<std::time::Duration, Failure> {
+    std::time::Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| usage(format!("--timeout {seconds}: expected a positive number of seconds")))
+}
+
+/// Each dump as `OFFSET TYPE[COUNT]: v v v`, one line each.
+fn write_dumps(out: &mut String, dumps: &[Dump], device: &[u8]) {
+    for d in dumps {
+        let _ = write!(out, "{} {}[{}]:", d.offset, d.elem.name(), d.count);
+        for k in 0..d.count {
+            let at = d.offset + k * d.elem.size();
+            let _ = write!(out, " {}", short(d.elem, &device[at..at + d.elem.size()]));
+        }
+        out.push('\n');
+    }
+}
+
+/// The dumps as a JSON array of `{offset, type, values}`.
+fn write_dumps_json(out: &mut String, dumps: &[Dump], device: &[u8]) {
+    out.push('[');
+    for (i, d) in dumps.iter().enumerate() {
+        let values: Vec<String> = (0..d.count)
+            .map(|k| {
+                let at = d.offset + k * d.elem.size();
+                json_value(d.elem, &device[at..at + d.elem.size()])
+            })
+            .collect();
+        let _ = write!(
+            out,
+            "{}{{\"offset\":{},\"type\":\"{}\",\"values\":[{}]}}",
+            if i > 0 { "," } else { "" },
+            d.offset,
+            d.elem.name(),
+            values.join(",")
+        );
+    }
+    out.push(']');
+}
+
 fn raw(bytes: &[u8]) -> u64 {
     let mut r = [0u8; 8];
     r[..bytes.len()].copy_from_slice(bytes);
@@ -304,13 +376,103 @@ fn json_value(elem: Elem, bytes: &[u8]) -> String {
     }
 }
 
-pub(crate) fn test(paths: &[PathBuf]) -> Result<(), Failure> {
-    let summary = wave_conformance::run_paths(paths).map_err(usage)?;
+/// Options of `wave test`.
+#[derive(clap::Args)]
+pub(crate) struct TestArgs {
+    /// Case files or folders.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Where to run: `emulator`, `cuda` or `cuda:N` (see `wave devices`).
+    #[arg(long, default_value = "emulator", value_name = "DEVICE")]
+    device: wave_runtime::DeviceSpec,
+    /// Level of kernel-source cases: 0 to 3, or `all` (default: each case's own).
+    #[arg(long, value_name = "LEVEL")]
+    opt: Option<wave_runtime::cases::Levels>,
+    /// Seconds one case may run on a GPU before it counts as failed.
+    #[arg(long, default_value_t = 20.0, value_name = "SECONDS")]
+    timeout: f64,
+    /// On a GPU: write the PTX for this `sm_XX` (default: the GPU's own, at most 90).
+    #[arg(long)]
+    sm: Option<u32>,
+}
+
+pub(crate) fn test(a: TestArgs) -> Result<(), Failure> {
+    let levels = a.opt.unwrap_or(wave_runtime::cases::Levels::Case);
+    let timeout = timeout(a.timeout)?;
     let mut out = String::new();
+    let mut runner = match a.device {
+        wave_runtime::DeviceSpec::Emulator => wave_runtime::cases::Runner::Emulator,
+        wave_runtime::DeviceSpec::Cuda(ordinal) => {
+            // Checked here, so that a missing GPU is one line and exit 2, not a failed case each.
+            let gpus =
+                wave_runtime::gpus().map_err(|e| usage(format!("--device {}: {e}", a.device)))?;
+            let Some(info) = gpus.iter().find(|g| g.ordinal == ordinal) else {
+                return Err(usage(format!(
+                    "--device {}: {}",
+                    a.device,
+                    wave_runtime::GpuError::NoSuchGpu { ordinal, count: gpus.len() as u32 }
+                )));
+            };
+            let sm = a.sm.unwrap_or_else(|| wave_runtime::sm_for(info));
+            let _ = writeln!(
+                out,
+                "device {}: {} (compute capability {}.{}), PTX for sm_{sm}",
+                a.device, info.name, info.compute_capability.0, info.compute_capability.1,
+            );
+            let exe = std::env::current_exe().map_err(|e| {
+                usage(format!("cannot find the wave binary to start GPU workers: {e}"))
+            })?;
+            let secs = a.timeout;
+            let start = move || {
+                let mut c = std::process::Command::new(&exe);
+                c.args(["gpu-worker", "--device", &format!("cuda:{ordinal}")]).args([
+                    "--timeout",
+                    &secs.to_string(),
+                    "--sm",
+                    &sm.to_string(),
+                ]);
+                c
+            };
+            wave_runtime::cases::Runner::Gpu(wave_runtime::workers::GpuWorkers::new(start, timeout))
+        }
+    };
+    let summary = wave_runtime::cases::run_paths(&a.paths, &mut runner, levels).map_err(usage)?;
     for failure in &summary.failures {
         let _ = writeln!(out, "FAIL {failure}");
     }
-    let _ = writeln!(out, "{} passed, {} failed", summary.passed, summary.failures.len());
+    for why in &summary.not_run {
+        let _ = writeln!(out, "not run: {why}");
+    }
+    let _ = write!(out, "{} passed, {} failed", summary.passed, summary.failures.len());
+    if !summary.not_run.is_empty() {
+        let _ = write!(out, ", {} not run", summary.not_run.len());
+    }
+    out.push('\n');
     std::io::stdout().lock().write_all(out.as_bytes())?;
     if summary.failures.is_empty() { Ok(()) } else { Err(Failure::Input) }
+}
+
+/// Options of the hidden `wave gpu-worker`.
+#[derive(clap::Args)]
+pub(crate) struct WorkerArgs {
+    /// The GPU.
+    #[arg(long, value_name = "DEVICE")]
+    device: wave_runtime::DeviceSpec,
+    /// Seconds a kernel may run.
+    #[arg(long, value_name = "SECONDS")]
+    timeout: f64,
+    /// The PTX target.
+    #[arg(long)]
+    sm: Option<u32>,
+}
+
+/// `wave gpu-worker`: runs the cases `wave test --device cuda` sends it (wave_runtime::workers).
+pub(crate) fn gpu_worker(a: WorkerArgs) -> Result<(), Failure> {
+    let wave_runtime::DeviceSpec::Cuda(ordinal) = a.device else {
+        return Err(usage("gpu-worker needs --device cuda:N"));
+    };
+    let stdin = std::io::stdin().lock();
+    let stdout = std::io::stdout().lock();
+    wave_runtime::workers::serve(ordinal, a.sm, timeout(a.timeout)?, stdin, stdout)?;
+    Ok(())
 }

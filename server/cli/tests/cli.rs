@@ -586,3 +586,71 @@ fn compile_writes_a_wbin_that_runs_and_prints_every_stage() {
     assert!(err.contains("error[E0409]") && err.contains("workgroup"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Whether this machine has a CUDA GPU (the device tests below differ there).
+fn has_gpu() -> bool {
+    let out = wave(&["devices", "--json"]);
+    !text(&out.stdout).contains("cuda_unavailable")
+}
+
+#[test]
+fn devices_lists_the_emulator_and_says_why_there_is_no_gpu() {
+    let out = wave(&["devices"]);
+    assert!(out.status.success());
+    let listing = text(&out.stdout);
+    assert!(listing.starts_with("emulator "), "{listing}");
+    let json = text(&wave(&["devices", "--json"]).stdout);
+    assert!(json.starts_with("{\"devices\":[{\"device\":\"emulator\""), "{json}");
+    if has_gpu() {
+        assert!(listing.contains("cuda:0 ") && listing.contains("compute capability"), "{listing}");
+    } else {
+        assert!(listing.contains("cuda       not available: "), "{listing}");
+        assert!(json.contains("\"cuda_unavailable\":\"no CUDA"), "{json}");
+    }
+}
+
+#[test]
+#[allow(clippy::print_stderr, reason = "says plainly which checks did not run")]
+fn device_cuda_without_a_gpu_is_one_line_and_exit_2() {
+    let case = "conformance/kernels/python/saxpy.toml";
+    // Refused before any GPU is looked for.
+    let out = wave(&["run", "--device", "metal", case]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("expected emulator, cuda or cuda:N"));
+    let out = wave(&["run", "--device", "cuda", "--trace", case]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("need --device emulator"));
+    if has_gpu() {
+        eprintln!("skipped: the no-GPU half of this test, since this machine has a CUDA GPU");
+        return;
+    }
+    for args in [
+        &["run", "--device", "cuda", case][..],
+        &["run", "--device", "cuda:1", "--json", case],
+        &["test", "--device", "cuda", "conformance/kernels/python"],
+        &["test", "--device", "cuda", "--opt", "all", "conformance"],
+    ] {
+        let out = wave(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = text(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("error: --device cuda") && err.contains("no CUDA"), "{err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn test_runs_kernel_sources_at_every_level() {
+    let out = wave(&["test", "--opt", "all", "conformance/kernels/rust"]);
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    let stdout = text(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    let passed: usize = last.split(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    let one = text(&wave(&["test", "conformance/kernels/rust"]).stdout);
+    let single: usize =
+        one.lines().last().and_then(|l| l.split(' ').next()?.parse().ok()).unwrap_or(0);
+    assert_eq!(passed, 4 * single, "{last} against {one}");
+    let out = wave(&["test", "--opt", "5", "conformance/kernels/rust"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("expected 0, 1, 2, 3 or all"));
+}
