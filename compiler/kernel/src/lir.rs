@@ -1359,23 +1359,7 @@ pub fn lower_with(f: &Func, hold: Hold) -> Result<Lir, Unsupported> {
                 })
         })
         .collect();
-    // Addresses `x + c` whose every use is the address of a load or store.
-    let mut address_uses = vec![0usize; n];
     let all_uses = f.reads();
-    for block in &f.blocks {
-        for inst in &block.insts {
-            // (A private array's element index is not a byte address.)
-            match &inst.op {
-                Op::Load(s, a) if !matches!(s, Space::Private(_)) => {
-                    address_uses[a.0 as usize] += 1
-                }
-                Op::Store(s, a, x) if a != x && !matches!(s, Space::Private(_)) => {
-                    address_uses[a.0 as usize] += 1
-                }
-                _ => {}
-            }
-        }
-    }
     // Integer multiplies used once, by an addition: one `imad`.
     let fused: Vec<bool> = (0..n)
         .map(|v| {
@@ -1405,22 +1389,8 @@ pub fn lower_with(f: &Func, hold: Hold) -> Result<Lir, Unsupported> {
             }
         }
     }
-    let folded: Vec<Option<(Value, i32)>> = (0..n)
-        .map(|v| match def[v] {
-            Some(Op::Binary(BinOp::Add, x, c))
-                if all_uses[v] > 0 && all_uses[v] == address_uses[v] =>
-            {
-                match def[c.0 as usize] {
-                    Some(Op::Int(k)) => i32::try_from(*k as i32 as i64)
-                        .ok()
-                        .filter(|k| k.unsigned_abs() < 1 << 23)
-                        .map(|k| (*x, k)),
-                    _ => None,
-                }
-            }
-            _ => None,
-        })
-        .collect();
+    // Addresses `x + c` whose every use is the address of a load or store.
+    let folded = f.offset_addresses();
     let params: Vec<(String, &'static str)> = f
         .params
         .iter()

@@ -331,6 +331,49 @@ impl Func {
         reads
     }
 
+    /// The values `x + c` (c a constant under 2^23 in magnitude) whose every read is the byte
+    /// address of a load or store: the back end folds each into its accesses as `[x + c]`,
+    /// so such a value costs no instruction and no register of its own.
+    pub fn offset_addresses(&self) -> Vec<Option<(Value, i32)>> {
+        let n = self.types.len();
+        let mut def: Vec<Option<&Op>> = vec![None; n];
+        let mut address_uses = vec![0usize; n];
+        for block in &self.blocks {
+            for inst in &block.insts {
+                if let Some(d) = inst.dst {
+                    def[d.0 as usize] = Some(&inst.op);
+                }
+                // (A private array's element index is not a byte address.)
+                match &inst.op {
+                    Op::Load(s, a) if !matches!(s, Space::Private(_)) => {
+                        address_uses[a.0 as usize] += 1
+                    }
+                    Op::Store(s, a, x) if a != x && !matches!(s, Space::Private(_)) => {
+                        address_uses[a.0 as usize] += 1
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let all_uses = self.reads();
+        (0..n)
+            .map(|v| match def[v] {
+                Some(Op::Binary(BinOp::Add, x, c))
+                    if all_uses[v] > 0 && all_uses[v] == address_uses[v] =>
+                {
+                    match def[c.0 as usize] {
+                        Some(Op::Int(k)) => i32::try_from(*k as i32 as i64)
+                            .ok()
+                            .filter(|k| k.unsigned_abs() < 1 << 23)
+                            .map(|k| (*x, k)),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Whether block `a` dominates block `b` (computing the dominators).
     pub fn dominates_block(&self, a: BlockId, b: BlockId) -> bool {
         Func::dominates(&self.dominators(), a, b)

@@ -181,6 +181,7 @@ pub(super) fn hoist_once(f: &mut Func) -> bool {
 
 /// Loop-invariant code motion: a pure instruction of a loop whose operands are all defined
 /// outside it moves to the loop's preheader (the one block outside that jumps to the header).
+/// An address plus a constant, read only as addresses, stays ([`Func::offset_addresses`]).
 /// Loads stay (a store in the loop may change memory), and so do intrinsic calls: a wave
 /// operation depends on which lanes are still in the loop.
 pub fn licm(f: &mut Func) -> bool {
@@ -202,6 +203,9 @@ pub fn licm(f: &mut Func) -> bool {
                 inside.extend(block.phis.iter().map(|p| p.dst));
                 inside.extend(block.insts.iter().filter_map(|i| i.dst));
             }
+            // An address plus a constant offset costs nothing where it is read (the back end
+            // folds it into the access); hoisted, it would hold a register through the loop.
+            let offsets = f.offset_addresses();
             let mut hoisted = Vec::new();
             for b in &body {
                 let block = &mut f.blocks[b.0 as usize];
@@ -212,8 +216,9 @@ pub fn licm(f: &mut Func) -> bool {
                         Op::Load(..) | Op::Store(..) | Op::Atomic(..) | Op::Call(..)
                     );
                     let invariant = inst.op.operands().iter().all(|v| !inside.contains(v));
+                    let free = inst.dst.is_some_and(|d| offsets[d.0 as usize].is_some());
                     match inst.dst {
-                        Some(d) if pure && invariant => {
+                        Some(d) if pure && invariant && !free => {
                             inside.remove(&d);
                             hoisted.push(inst);
                         }
@@ -1367,6 +1372,24 @@ pub const UNROLL_MAX_INSTRUCTIONS: usize = 384;
 /// instructions stays a loop (more code would mean more registers live at once, and so less
 /// occupancy, for little gain).
 pub fn unroll(f: &mut Func) -> bool {
+    unroll_within(f, UNROLL_MAX_TRIPS, UNROLL_MAX_INSTRUCTIONS)
+}
+
+/// The most copies of a loop body O2's unrolling makes.
+pub const UNROLL_SMALL_MAX_TRIPS: u64 = 16;
+/// The most instructions a loop fully unrolled at O2 may have.
+pub const UNROLL_SMALL_MAX_INSTRUCTIONS: usize = 256;
+
+/// Full unrolling at O2: as [`unroll`], for small loops only ([`UNROLL_SMALL_MAX_TRIPS`],
+/// [`UNROLL_SMALL_MAX_INSTRUCTIONS`]), such as a 16-step walk over a tile. A GPU's own
+/// compiler does not unroll a PTX loop, so a loop kept at O2 costs its test, its branch and
+/// its counter on every step (SGEMM ran 1.4x slower than CUDA's unrolled twin). The
+/// registers this could cost are won back by rematerialization (`motion.rs`).
+pub fn unroll_small(f: &mut Func) -> bool {
+    unroll_within(f, UNROLL_SMALL_MAX_TRIPS, UNROLL_SMALL_MAX_INSTRUCTIONS)
+}
+
+fn unroll_within(f: &mut Func, max_trips: u64, max_instructions: usize) -> bool {
     let mut changed = false;
     for _ in 0..16 {
         let loops = natural_loops(f);
@@ -1377,7 +1400,7 @@ pub fn unroll(f: &mut Func) -> bool {
             .collect();
         let mut done = false;
         for (header, body) in innermost {
-            if unroll_loop(f, header, &body) {
+            if unroll_loop(f, header, &body, max_trips, max_instructions) {
                 done = true;
                 changed = true;
                 break;
@@ -1390,7 +1413,13 @@ pub fn unroll(f: &mut Func) -> bool {
     changed
 }
 
-pub(super) fn unroll_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bool {
+pub(super) fn unroll_loop(
+    f: &mut Func,
+    header: BlockId,
+    body: &[BlockId],
+    max_trips: u64,
+    max_instructions: usize,
+) -> bool {
     let preds = f.predecessors();
     let Some((pre, latch)) = simple_loop(f, &preds, header, body) else { return false };
     // The header's test is the only way out.
@@ -1451,13 +1480,13 @@ pub(super) fn unroll_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bo
             break;
         }
         trips += 1;
-        if trips > UNROLL_MAX_TRIPS {
+        if trips > max_trips {
             return false;
         }
         i = wrap(s, i.wrapping_add(step));
     }
     let size: usize = body.iter().map(|b| f.blocks[b.0 as usize].insts.len() + 1).sum();
-    if size * trips as usize > UNROLL_MAX_INSTRUCTIONS {
+    if size * trips as usize > max_instructions {
         return false;
     }
     // Copies 0..trips of the whole loop, then copy `trips` of the header alone (the exit).
@@ -1639,8 +1668,9 @@ mod licm_tests {
         };
         for (head, rotated) in [
             ("    while stride > 0:", true),
-            // The counter goes (a pointer test against start + 64), which holds on entry.
-            ("    for j in range(u32(16)):", true),
+            // The counter goes (a pointer test against start + 128), which holds on entry.
+            // (32 steps: 16 or fewer are unrolled at O2.)
+            ("    for j in range(u32(32)):", true),
             ("    for j in range(n):", false),
             ("    while stride > n:", false),
             ("    while stride > 0:\n        if s > n:\n            break", false),
@@ -1802,7 +1832,8 @@ mod licm_tests {
                 "import wave\n@wave.kernel\ndef k(a: u32[:], out: u32[:], k: u32):\n    tx = wave.thread_id(0)\n    tiles = (k + 15) // 16\n    s: u32 = 0\n    for t in range(tiles):\n        if t * 16 + tx < k:\n            s += a[t]\n{inner}    out[0] = s\n"
             )
         };
-        let inner = "        for j in range(u32(4)):\n            s += a[j + 8]\n";
+        // (24 steps: 16 or fewer are unrolled at O2.)
+        let inner = "        for j in range(u32(24)):\n            s += a[j + 8]\n";
         for (body, again) in [(inner, true), ("", false)] {
             let mut f = crate::opt::tests::lowered(&src(body));
             optimize(&mut f, Level::O2).expect("verified");

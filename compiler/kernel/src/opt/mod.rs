@@ -11,7 +11,7 @@
 //!   induction-variable strength reduction with linear function test replacement, exit
 //!   merging and loop rotation (O2); full unrolling of counted loops (O3).
 //! - `motion.rs` (O2): accumulator seeding, early evaluation, special registers read where
-//!   needed, store sinking.
+//!   needed, store sinking, rematerialization around inner loops and (O2 only) in long loops.
 //! - mem2reg is [`crate::mir::mem2reg`]: it shares SSA construction with MIR lowering.
 
 mod loops;
@@ -34,9 +34,11 @@ pub enum Level {
     /// DCE, CSE, CFG simplification.
     O1,
     /// O1 and SCCP, strength reduction, identities, reassociation, LICM, induction
-    /// variables, store sinking.
+    /// variables, store sinking, full unrolling of small counted loops (16 steps or fewer)
+    /// with rematerialization so that registers do not rise.
     O2,
-    /// O2 and full unrolling of counted loops (helpers are inlined at every level).
+    /// O2 and full unrolling of larger counted loops, without O2's rematerialization in long
+    /// loops: registers for speed (helpers are inlined at every level).
     O3,
 }
 
@@ -74,7 +76,9 @@ pub fn passes(level: Level) -> Vec<Pass> {
         Level::O3 => {
             // O2, with full unrolling before induction variables are reduced (a reduced
             // loop's test no longer counts iterations).
+            // O3 spends registers for speed: no rematerialization inside long loops.
             let mut passes = passes(Level::O2);
+            passes.retain(|(n, _)| *n != "remat-in-long-loops");
             let at = passes.iter().position(|(n, _)| *n == "iv-reduce").unwrap_or(passes.len());
             let mut extra = vec![("unroll", unroll as fn(&mut Func) -> bool)];
             extra.extend(passes_after_unrolling());
@@ -94,6 +98,16 @@ pub fn passes(level: Level) -> Vec<Pass> {
             // Hoisting brings equal computations from different branches together.
             ("cse", cse),
             ("hoist", hoist),
+            // Small counted loops, fully: before induction variables are reduced (a reduced
+            // loop's test no longer counts iterations).
+            ("unroll-small", unroll_small),
+            ("sccp", sccp),
+            ("mem2reg", crate::mir::mem2reg),
+            ("identities", identities),
+            ("reassociate", reassociate),
+            ("cse", cse),
+            ("licm", licm),
+            ("cse", cse),
             ("iv-reduce", iv_reduce),
             // Start values computed before loops fold (`(ty << 4) << 2` is `ty << 6`).
             ("sccp", sccp),
@@ -110,6 +124,7 @@ pub fn passes(level: Level) -> Vec<Pass> {
             ("rotate", rotate),
             ("step-at-top", step_at_top),
             ("remat-around-inner-loops", remat_around_inner_loops),
+            ("remat-in-long-loops", remat_in_long_loops),
             ("sccp", sccp),
             ("dce", dce),
             ("simplify-cfg", simplify_cfg),

@@ -328,6 +328,8 @@ pub(super) fn evaluate_early_once(f: &mut Func) -> bool {
 
 /// The most instructions one rematerialized value costs per iteration.
 const REMAT_MAX: usize = 4;
+/// The fewest instructions a loop without inner loops needs for rematerialization in it.
+const REMAT_LONG_BODY: usize = 64;
 
 /// Rematerialization: in a loop that holds an inner loop, a loop-invariant value made before
 /// it from values the loop keeps anyway (`tiles = (k + 15) >> 4` with k compared inside, a
@@ -339,10 +341,19 @@ const REMAT_MAX: usize = 4;
 /// reader in an iteration, inside the old value's range: no point needs more registers.
 pub fn remat_around_inner_loops(f: &mut Func) -> bool {
     // (No CSE after: it would merge the copies back into what they copy.)
-    repeat(f, 32, remat_once)
+    repeat(f, 32, |f| remat_once(f, false))
 }
 
-fn remat_once(f: &mut Func) -> bool {
+/// Rematerialization in a loop without inner loops whose body is long (at least
+/// [`REMAT_LONG_BODY`] instructions: a loop fully unrolled inside it): a value read only in
+/// part of an iteration is made again right before its first reader there, so that it is not
+/// held through the rest, where the unrolled code keeps the most registers live. O2 only: it
+/// costs a few instructions per iteration for registers, and O3 spends registers for speed.
+pub fn remat_in_long_loops(f: &mut Func) -> bool {
+    repeat(f, 32, |f| remat_once(f, true))
+}
+
+fn remat_once(f: &mut Func, long_loops: bool) -> bool {
     let loops = natural_loops(f);
     let idom = f.dominators();
     let nca = common_dominator(f, &idom);
@@ -392,7 +403,13 @@ fn remat_once(f: &mut Func) -> bool {
             .filter(|(h, _)| h != header && body.contains(h))
             .flat_map(|(_, b)| b.iter().copied())
             .collect();
-        if inner.is_empty() {
+        let size: usize = body.iter().map(|b| f.blocks[b.0 as usize].insts.len()).sum();
+        let qualifies = if long_loops {
+            inner.is_empty() && size >= REMAT_LONG_BODY
+        } else {
+            !inner.is_empty()
+        };
+        if !qualifies {
             continue;
         }
         let outside = |v: &Value| def_block.get(v).is_some_and(|(b, _)| !body.contains(b));
@@ -458,7 +475,10 @@ fn remat_once(f: &mut Func) -> bool {
                         })
                     }) && !phi_read.contains(&x);
                     let inner_op = motion_def(f, &def_block, x);
-                    if only_here && outside(&x) && inner_op.is_some_and(&cheap) {
+                    // A special register is read again wherever it is needed, whoever else
+                    // reads it; other leaves must be read by this tree alone.
+                    let special = inner_op.is_some_and(|op| matches!(op, Op::Special(_)));
+                    if outside(&x) && (special || (only_here && inner_op.is_some_and(&cheap))) {
                         tree.push(x);
                     } else {
                         leaves_ok = false;
@@ -490,7 +510,14 @@ fn remat_once(f: &mut Func) -> bool {
                     *c = new;
                 }
             }
-            f.blocks[at.0 as usize].insts.splice(0..0, copies);
+            // Without inner loops, right before the first reader in that block, so that the
+            // copy is not held through what comes before it.
+            let first = rs.iter().filter(|(b, _)| *b == at).map(|(_, k)| *k).min();
+            let place = match first {
+                Some(k) if inner.is_empty() => k.min(f.blocks[at.0 as usize].insts.len()),
+                _ => 0,
+            };
+            f.blocks[at.0 as usize].insts.splice(place..place, copies);
             dce(f);
             return true;
         }
