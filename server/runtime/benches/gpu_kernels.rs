@@ -79,9 +79,9 @@ fn put_u32(memory: &mut [u8], offset: usize, values: impl Iterator<Item = u32>) 
 
 fn setups(quick: bool) -> Vec<Setup> {
     let n: usize = if quick { 1 << 16 } else { 1 << 24 };
-    let side: usize = if quick { 256 } else { 4096 };
+    let side: usize = if quick { 256 } else { 8192 };
     let dim: usize = if quick { 256 } else { 2048 };
-    let threads: usize = if quick { 1 << 12 } else { 1 << 20 };
+    let threads: usize = if quick { 1 << 12 } else { 1 << 22 };
     let mut r = Random(0x9E37_79B9_7F4A_7C15);
     let u = |x: usize| x as u32;
     let mut out = Vec::new();
