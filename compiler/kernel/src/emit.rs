@@ -305,6 +305,17 @@ fn visible(k: &Kernel) -> Vec<Vec<Held>> {
         .max()
         .map_or(1, |r| r as usize + 1);
     let live_out = regalloc::liveness(insts, &succ, nregs);
+    // The registers that hold a named value, once: most registers hold none, and a kernel
+    // unrolled at O2 has many instructions to look at.
+    let named: Vec<(usize, &Vec<String>, wave_wbin::VarType, u8)> = (0..nregs)
+        .filter_map(|r| {
+            let &value = k.lir.origin.get(&(r as lir::Reg))?;
+            let names = k.mir.names.get(&mir::Value(value))?;
+            let ty = var_type(k.mir.types.get(value as usize).copied().unwrap_or(hir::Ty::Unit));
+            let reg = u8::try_from(regalloc::phys(&k.allocation, r as lir::Reg)).unwrap_or(u8::MAX);
+            Some((r, names, ty, reg))
+        })
+        .collect();
     let mut out = Vec::with_capacity(insts.len());
     for (i, inst) in insts.iter().enumerate() {
         let mut live = live_out[i].clone();
@@ -315,14 +326,10 @@ fn visible(k: &Kernel) -> Vec<Vec<Held>> {
             live[u as usize / 64] |= 1 << (u % 64);
         }
         let mut here: Vec<Held> = Vec::new();
-        for r in 0..nregs {
+        for &(r, names, ty, reg) in &named {
             if live[r / 64] & (1 << (r % 64)) == 0 {
                 continue;
             }
-            let Some(&value) = k.lir.origin.get(&(r as lir::Reg)) else { continue };
-            let Some(names) = k.mir.names.get(&mir::Value(value)) else { continue };
-            let ty = var_type(k.mir.types.get(value as usize).copied().unwrap_or(hir::Ty::Unit));
-            let reg = u8::try_from(regalloc::phys(&k.allocation, r as lir::Reg)).unwrap_or(u8::MAX);
             for n in names {
                 if !here.iter().any(|h| h.0 == *n) {
                     here.push((n.clone(), reg, ty));

@@ -101,7 +101,7 @@ pub struct Var {
 pub struct VarId(pub u32);
 
 /// Binary operators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinOp {
     /// `+`
     Add,
@@ -173,7 +173,7 @@ impl BinOp {
 }
 
 /// Unary operators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UnOp {
     /// Arithmetic negation.
     Neg,
@@ -184,7 +184,7 @@ pub enum UnOp {
 }
 
 /// A thread-identity value, bound to a WAVE special register (or computed from them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Special {
     /// The thread's index in its workgroup, dimension 0..3 (`sr_thread_id_*`).
     ThreadId(u8),

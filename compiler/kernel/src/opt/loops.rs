@@ -115,8 +115,8 @@ pub(super) fn hoist_once(f: &mut Func) -> bool {
             }
     };
     // Equal computations, by key, in reverse postorder.
-    let mut groups: HashMap<String, Vec<(BlockId, Value)>> = HashMap::new();
-    let mut keys: Vec<String> = Vec::new();
+    let mut groups: HashMap<Key, Vec<(BlockId, Value)>> = HashMap::new();
+    let mut keys: Vec<Key> = Vec::new();
     for &b in &rpo {
         for inst in &f.blocks[b.0 as usize].insts {
             let Some(d) = inst.dst else { continue };
@@ -124,7 +124,7 @@ pub(super) fn hoist_once(f: &mut Func) -> bool {
                 continue;
             }
             if let Some(k) = key(f, &inst.op, d) {
-                let g = groups.entry(k.clone()).or_default();
+                let g = groups.entry(k).or_default();
                 if g.is_empty() {
                     keys.push(k);
                 }

@@ -100,14 +100,7 @@ pub fn passes(level: Level) -> Vec<Pass> {
             ("hoist", hoist),
             // Small counted loops, fully: before induction variables are reduced (a reduced
             // loop's test no longer counts iterations).
-            ("unroll-small", unroll_small),
-            ("sccp", sccp),
-            ("mem2reg", crate::mir::mem2reg),
-            ("identities", identities),
-            ("reassociate", reassociate),
-            ("cse", cse),
-            ("licm", licm),
-            ("cse", cse),
+            ("unroll-small", unroll_small_and_clean),
             ("iv-reduce", iv_reduce),
             // Start values computed before loops fold (`(ty << 4) << 2` is `ty << 6`).
             ("sccp", sccp),
@@ -131,6 +124,20 @@ pub fn passes(level: Level) -> Vec<Pass> {
             ("dce", dce),
         ],
     }
+}
+
+/// O2's unrolling of small loops, and the cleanup after it only where it unrolled something
+/// (most kernels have no such loop, and the cleanup would cost them compile time for nothing).
+fn unroll_small_and_clean(f: &mut Func) -> bool {
+    if !unroll_small(f) {
+        return false;
+    }
+    // Constants into the copies (the counter, the addresses), private arrays indexed by them
+    // into values; the passes after iv-reduce do the rest.
+    sccp(f);
+    crate::mir::mem2reg(f);
+    dce(f);
+    true
 }
 
 /// What cleans up after unrolling: constants into addresses and offsets, shared work.
@@ -275,11 +282,40 @@ pub fn dce(f: &mut Func) -> bool {
 }
 
 /// A key for pure instructions: equal keys compute equal values.
-fn key(f: &Func, op: &Op, dst: Value) -> Option<String> {
-    match op {
-        Op::Load(..) | Op::Store(..) | Op::Atomic(..) | Op::Call(..) => None,
-        _ => Some(format!("{op:?}:{}", f.types[dst.0 as usize])),
-    }
+fn key(f: &Func, op: &Op, dst: Value) -> Option<Key> {
+    let ty = f.types[dst.0 as usize];
+    let what = match *op {
+        Op::Load(..) | Op::Store(..) | Op::Atomic(..) | Op::Call(..) => return None,
+        Op::Int(x) => What::Int(x),
+        // By bits: -0.0 and 0.0 stay apart, and so do NaNs of different payloads.
+        Op::Float(x) => What::Float(x.to_bits()),
+        Op::Bool(x) => What::Bool(x),
+        Op::Param(n) => What::Param(n),
+        Op::Special(s) => What::Special(s),
+        Op::Unary(u, a) => What::Unary(u, a),
+        Op::Binary(b, x, y) => What::Binary(b, x, y),
+        Op::Cast(a) => What::Cast(a),
+        Op::Select(c, x, y) => What::Select(c, x, y),
+    };
+    Some(Key(what, ty))
+}
+
+/// What a pure instruction computes, and its type: equal keys compute equal values.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Key(What, crate::hir::Ty);
+
+/// A pure [`Op`] as a hashable value.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum What {
+    Int(i64),
+    Float(u64),
+    Bool(bool),
+    Param(u32),
+    Special(crate::hir::Special),
+    Unary(crate::hir::UnOp, Value),
+    Binary(crate::hir::BinOp, Value, Value),
+    Cast(Value),
+    Select(Value, Value, Value),
 }
 
 /// Common subexpression elimination over the dominator tree: a pure instruction equal to one
@@ -295,10 +331,10 @@ pub fn cse(f: &mut Func) -> bool {
         }
     }
     let mut subst: HashMap<Value, Value> = HashMap::new();
-    let mut available: HashMap<String, Value> = HashMap::new();
+    let mut available: HashMap<Key, Value> = HashMap::new();
     enum Visit {
         Enter(BlockId),
-        Leave(Vec<String>),
+        Leave(Vec<Key>),
     }
     let mut stack = vec![Visit::Enter(BlockId(0))];
     while let Some(visit) = stack.pop() {
@@ -324,7 +360,7 @@ pub fn cse(f: &mut Func) -> bool {
                     subst.insert(d, prior);
                     continue;
                 }
-                available.insert(k.clone(), d);
+                available.insert(k, d);
                 added.push(k);
             }
             keep.push(inst);

@@ -350,11 +350,24 @@ pub fn remat_around_inner_loops(f: &mut Func) -> bool {
 /// held through the rest, where the unrolled code keeps the most registers live. O2 only: it
 /// costs a few instructions per iteration for registers, and O3 spends registers for speed.
 pub fn remat_in_long_loops(f: &mut Func) -> bool {
-    repeat(f, 32, |f| remat_once(f, true))
+    repeat(f, 8, |f| remat_once(f, true))
 }
 
 fn remat_once(f: &mut Func, long_loops: bool) -> bool {
     let loops = natural_loops(f);
+    // Which loops qualify, before the maps below are built (most functions have none).
+    let qualifies = |header: BlockId, body: &[BlockId]| {
+        let has_inner = loops.iter().any(|(h, _)| *h != header && body.contains(h));
+        if long_loops {
+            let size: usize = body.iter().map(|b| f.blocks[b.0 as usize].insts.len()).sum();
+            !has_inner && size >= REMAT_LONG_BODY
+        } else {
+            has_inner
+        }
+    };
+    if !loops.iter().any(|(h, body)| qualifies(*h, body)) {
+        return false;
+    }
     let idom = f.dominators();
     let nca = common_dominator(f, &idom);
     let mut def_block: HashMap<Value, (BlockId, usize)> = HashMap::new();
@@ -403,13 +416,7 @@ fn remat_once(f: &mut Func, long_loops: bool) -> bool {
             .filter(|(h, _)| h != header && body.contains(h))
             .flat_map(|(_, b)| b.iter().copied())
             .collect();
-        let size: usize = body.iter().map(|b| f.blocks[b.0 as usize].insts.len()).sum();
-        let qualifies = if long_loops {
-            inner.is_empty() && size >= REMAT_LONG_BODY
-        } else {
-            !inner.is_empty()
-        };
-        if !qualifies {
+        if !qualifies(*header, body) {
             continue;
         }
         let outside = |v: &Value| def_block.get(v).is_some_and(|(b, _)| !body.contains(b));
