@@ -435,8 +435,16 @@ fn remat_once(f: &mut Func, long_loops: bool) -> bool {
         };
         let konst = |v: &Value| matches!(motion_def(f, &def_block, *v), Some(Op::Int(_)));
         // (In value order: the same code every time.)
-        let mut candidates: Vec<(Value, (BlockId, usize))> =
-            def_block.iter().map(|(v, at)| (*v, *at)).collect();
+        // Only values made outside the loop and read in it can be made again in it.
+        let mut candidates: Vec<(Value, (BlockId, usize))> = def_block
+            .iter()
+            .filter(|(v, (b, k))| {
+                *k != usize::MAX
+                    && !body.contains(b)
+                    && readers.get(v).is_some_and(|rs| rs.iter().any(|(rb, _)| body.contains(rb)))
+            })
+            .map(|(v, at)| (*v, *at))
+            .collect();
         candidates.sort_by_key(|(v, _)| std::cmp::Reverse(v.0));
         for (v, (vb, vk)) in candidates {
             if vk == usize::MAX || body.contains(&vb) || phi_read.contains(&v) {
