@@ -7,7 +7,7 @@ Usage:
                                   [--quick] [--toolchain auto|nvcc|nvrtc]
 
 BUNDLE_DIR/bench/<name>.ptx holds the PTX that `wave emit --target ptx --sm 90` made of
-backends/gpu/bench/<name>.wave (make_bundle_bench.sh or `cargo xtask gpu-bundle` writes it);
+backends/gpu/bench/<name>.wave (make_bundle_bench.sh writes it);
 the CUDA twins are backends/gpu/bench/<name>.cu, next to this script, and are compiled here.
 
 Both versions of a kernel get the same flat device buffer, laid out the same way, and the same
@@ -306,7 +306,7 @@ def bench_one(name, spec, device, toolchain, bundle, runs, warmup):
     """Returns a result row (a dict) for one kernel."""
     wave_ptx = bundle / "bench" / f"{name}.ptx"
     if not wave_ptx.exists():
-        raise RuntimeError(f"{wave_ptx} is missing (run make_bundle_bench.sh or cargo xtask gpu-bundle)")
+        raise RuntimeError(f"{wave_ptx} is missing (run backends/gpu/make_bundle_bench.sh)")
     kernels = [k for k, _, _, _ in spec.launches]
     wave_module = toolchain.wave(wave_ptx, name)
     cuda_module = toolchain.cuda(SOURCES / f"{name}.cu", name)

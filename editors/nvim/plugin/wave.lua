@@ -17,9 +17,15 @@ end, {
   desc = "WAVE: show the PTX, HIP, SYCL or Metal code of the kernel under the cursor (follows edits)",
 })
 
-vim.api.nvim_create_user_command("WaveRun", function()
-  require("wave").run()
-end, { desc = "WAVE: run the kernel under the cursor in the emulator" })
+vim.api.nvim_create_user_command("WaveRun", function(opts)
+  require("wave").run(nil, opts.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return { "gpu", "compare" }
+  end,
+  desc = "WAVE: run the kernel under the cursor in the emulator, or on the GPU (gpu), or both compared (compare)",
+})
 
 vim.api.nvim_create_user_command("WaveOccupancy", function()
   require("wave").occupancy()

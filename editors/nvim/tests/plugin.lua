@@ -87,6 +87,15 @@ check(vim.wait(20000, function()
   return ran ~= nil
 end), ":WaveRun gave no result")
 results.run = ran
+-- :WaveRun compare: on a machine without a GPU, the server's one-line reason.
+local compared = nil
+require("wave").run(function(buf)
+  compared = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+end, "compare")
+check(vim.wait(60000, function()
+  return compared ~= nil
+end), ":WaveRun compare gave no result")
+results.compare = compared
 local occ = nil
 require("wave").occupancy(function(lines)
   occ = lines

@@ -81,6 +81,13 @@ def test_the_plugin_highlights_previews_runs_and_checks_health():
     # :WaveRun after the edit (`icmp.gt p0, r2, 12`): lane l adds l + 1 until past 12.
     assert r["run"][0] == "wave run divergent (; wave-run:): ok", r["run"]
     assert r["run"][1] == "0 u32[8]: 13 14 15 16 15 18 14 16", r["run"]
+    # With a GPU the comparison lists each buffer; without one, the server says what is missing.
+    compare = r["compare"]
+    assert compare[0].startswith("wave run divergent") or compare[0].startswith(
+        "wave run failed: wave.run on a GPU: no CUDA"
+    ), compare
+    if compare[0].startswith("wave run divergent"):
+        assert any(line.startswith("GPU and emulator agree: 0 u32[8]") for line in compare), compare
     assert r["occupancy"] == ["divergent: R=6 · 32 waves/core · limited by workgroups per core"]
     assert "OK the tree-sitter parser for wave is registered" in r["health"], r["health"]
     assert "OK the language server is running" in r["health"]

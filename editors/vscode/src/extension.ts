@@ -176,6 +176,29 @@ interface RunResult {
   warnings: string[];
   profile?: { line: number | null; text: string; executions: number; utilisation: number }[];
   timeline?: { wave: number; start: number; end: number; text: string; active: number }[];
+  device?: string;
+  comparison?: {
+    offset: number;
+    type: string;
+    count: number;
+    agree: boolean;
+    differing: number;
+    first: { index: number; emulator: string; gpu: string }[];
+  }[];
+}
+
+/** Per buffer, whether the GPU and the emulator agree, and the first differing elements. */
+function comparisonLines(r: RunResult): string[] {
+  return (r.comparison ?? []).map((c) => {
+    const what = `${c.offset} ${c.type}[${c.count}]`;
+    if (c.agree) return `GPU and emulator agree: ${what}`;
+    const first = c.first.map((f) => `[${f.index}] emulator ${f.emulator}, GPU ${f.gpu}`).join('; ');
+    return `GPU and emulator differ: ${what}, ${c.differing} elements; first: ${first}`;
+  });
+}
+
+function where(r: RunResult): string {
+  return r.device && r.device !== 'emulator' ? ` on ${r.device}` : '';
 }
 
 function escapeHtml(s: string): string {
@@ -227,8 +250,9 @@ td, th { border: 1px solid var(--vscode-panel-border); padding: 2px 6px; text-al
 .bar { display: inline-block; height: 10px; background: var(--vscode-charts-blue); }
 rect { fill: var(--vscode-charts-green); }
 </style></head><body>
-<h2 id="status">wave run ${escapeHtml(r.kernel)} (${escapeHtml(r.from)}): ${escapeHtml(status)}</h2>
+<h2 id="status">wave run ${escapeHtml(r.kernel)} (${escapeHtml(r.from)})${escapeHtml(where(r))}: ${escapeHtml(status)}</h2>
 ${r.mismatches.map((m) => `<p>expected: ${escapeHtml(m)}</p>`).join('')}
+${r.comparison && r.comparison.length ? `<h2>GPU against the emulator</h2><ul id="comparison">${comparisonLines(r).map((l) => `<li>${escapeHtml(l)}</li>`).join('')}</ul>` : ''}
 <h2>Memory</h2>${dumps || '<p>no memory shown</p>'}
 <h2>Lane utilisation per instruction</h2>
 <table id="profile"><tr><th>line</th><th>instruction</th><th>executions</th><th>active lanes</th></tr>${profile}</table>
@@ -239,10 +263,11 @@ ${r.mismatches.map((m) => `<p>expected: ${escapeHtml(m)}</p>`).join('')}
 }
 
 function showRun(r: RunResult) {
-  output.appendLine(`wave run ${r.kernel} (${r.from}): ${r.ok ? 'ok' : 'FAILED'}, ${r.steps} wave-instructions`);
+  output.appendLine(`wave run ${r.kernel} (${r.from})${where(r)}: ${r.ok ? 'ok' : 'FAILED'}, ${r.steps} wave-instructions`);
   if (r.trap) output.appendLine(`trap: ${r.trap.message}`);
   for (const d of r.dumps) output.appendLine(`${d.offset} ${d.type}[${d.values.length}]: ${d.values.join(' ')}`);
   for (const m of r.mismatches) output.appendLine(`expected: ${m}`);
+  for (const l of comparisonLines(r)) output.appendLine(l);
   output.show(true);
   const panel = vscode.window.createWebviewPanel('waveRun', `Run: ${r.kernel}`, vscode.ViewColumn.Beside, {
     enableScripts: false,

@@ -41,6 +41,9 @@ pub(crate) struct RunArgs {
     /// Print COUNT values of TYPE (u8 u16 u32 i32 u64 f16 f32) at OFFSET after the run.
     #[arg(long = "dump", value_name = "OFFSET:TYPE:COUNT")]
     dumps: Vec<String>,
+    /// Write the whole device memory to FILE after the run.
+    #[arg(long, value_name = "FILE")]
+    save: Option<PathBuf>,
     /// Print one line per wave-instruction with its active mask.
     #[arg(long)]
     trace: bool,
@@ -186,6 +189,9 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
         }
         let timeout = timeout(a.timeout)?;
         let result = gpu.run(&module, &dispatch, &mut device, timeout);
+        if result.is_ok() {
+            save(a.save.as_deref(), &device)?;
+        }
         let mut out = String::new();
         match &result {
             Ok(run) if a.json => {
@@ -215,6 +221,9 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
         return if result.is_err() { Err(Failure::Input) } else { Ok(()) };
     }
     let result = wave_emulator::run(&module, &dispatch, &mut device);
+    if result.is_ok() {
+        save(a.save.as_deref(), &device)?;
+    }
     let mut out = String::new();
     match &result {
         Ok(outcome) => {
@@ -308,6 +317,16 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
     }
     std::io::stdout().lock().write_all(out.as_bytes())?;
     if result.is_err() { Err(Failure::Input) } else { Ok(()) }
+}
+
+/// Writes device memory to `path`, when one is given (written beside and renamed, so that a
+/// reader never sees half a file).
+fn save(path: Option<&std::path::Path>, device: &[u8]) -> Result<(), Failure> {
+    let Some(path) = path else { return Ok(()) };
+    let tmp = path.with_extension("partial");
+    std::fs::write(&tmp, device)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| usage(format!("cannot write `{}`: {e}", path.display())))
 }
 
 /// `SECONDS` as a duration, or a usage error.

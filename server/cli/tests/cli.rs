@@ -654,3 +654,43 @@ fn test_runs_kernel_sources_at_every_level() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("expected 0, 1, 2, 3 or all"));
 }
+
+/// Needs a CUDA GPU: `wave lsp` offers the GPU lenses, and "Compare GPU with emulator" runs the
+/// kernel in a child `wave` on the GPU and finds every buffer the same as the emulator's.
+#[test]
+#[allow(clippy::print_stderr, reason = "says plainly that the test did not run")]
+fn lsp_compares_a_gpu_run_with_the_emulator() {
+    if !has_gpu() {
+        eprintln!("skipped: lsp_compares_a_gpu_run_with_the_emulator needs a CUDA GPU");
+        return;
+    }
+    let mut io = Stdio::start("lsp");
+    io.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#);
+    io.wait_for("\"id\":1");
+    io.send(r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#);
+    let text = "; wave-run: --grid 2 --arg out=0 --dump 0:u32:64\\n.kernel k\\n.param out: ptr\\n.workgroup_size 32\\n    mov_special r1, sr_workgroup_id_x\\n    mov_special r2, sr_thread_id_x\\n    imad r3, r1, 32, r2\\n    imul r4, r3, r3\\n    shift.shl r5, r3, 2\\n    iadd r5, out, r5\\n    device_store.u32 r5, r4\\n    halt\\n.end\\n";
+    io.send(&format!(
+        r#"{{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{{"textDocument":{{"uri":"file:///g.wave","languageId":"wave","version":1,"text":"{text}"}}}}}}"#
+    ));
+    io.wait_for("publishDiagnostics");
+    io.send(r#"{"jsonrpc":"2.0","id":2,"method":"textDocument/codeLens","params":{"textDocument":{"uri":"file:///g.wave"}}}"#);
+    let lenses = io.wait_for("\"id\":2");
+    assert!(
+        lenses.contains("Run on GPU") && lenses.contains("Compare GPU with emulator"),
+        "{lenses}"
+    );
+    io.send(r#"{"jsonrpc":"2.0","id":3,"method":"workspace/executeCommand","params":{"command":"wave.run","arguments":[{"uri":"file:///g.wave","kernel":"k","device":"compare"}]}}"#);
+    let r = io.wait_for("\"id\":3");
+    assert!(r.contains("\"device\":\"compare\"") && r.contains("\"ok\":true"), "{r}");
+    assert!(r.contains("\"offset\":0,\"type\":\"u32\",\"count\":64,\"agree\":true"), "{r}");
+    io.send(r#"{"jsonrpc":"2.0","id":4,"method":"workspace/executeCommand","params":{"command":"wave.run","arguments":[{"uri":"file:///g.wave","kernel":"k","device":"cuda"}]}}"#);
+    let r = io.wait_for("\"id\":4");
+    assert!(
+        r.contains("\"device\":\"cuda:0\"") && r.contains("\"ok\":true") && r.contains("\"961\""),
+        "{r}"
+    );
+    io.send(r#"{"jsonrpc":"2.0","id":5,"method":"shutdown"}"#);
+    io.wait_for("\"id\":5");
+    io.send(r#"{"jsonrpc":"2.0","method":"exit"}"#);
+    let _ = io.child.wait();
+}

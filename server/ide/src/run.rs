@@ -12,6 +12,7 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 use wave_backends::Target;
 use wave_conformance::options::{Dump, json_string, parse_run_options};
@@ -24,10 +25,13 @@ use crate::hover::line_of;
 /// What a lens does when clicked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LensCommand {
-    /// Run the kernel in the emulator (`wave.run`, executed by the server).
+    /// Run the kernel (`wave.run`, executed by the server): in the emulator, on a GPU, or on
+    /// both with their memories compared.
     Run {
         /// The kernel.
         kernel: String,
+        /// Where.
+        device: RunDevice,
     },
     /// Show the kernel's code for a backend (`wave.showPreview`, executed by the editor
     /// through the `wave/preview` request).
@@ -65,17 +69,80 @@ pub struct Lens {
     pub command: LensCommand,
 }
 
-/// The lenses of `file`: per kernel that assembles, "Run in emulator" (naming where its
-/// dispatch comes from), "Debug" and one "Show …" per backend. `path` is the file on disk,
+/// Where `wave.run` runs a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunDevice {
+    /// The emulator.
+    Emulator,
+    /// The first CUDA GPU.
+    Gpu,
+    /// Both, with each buffer's memory compared.
+    Compare,
+}
+
+impl RunDevice {
+    /// Its name in `wave.run`'s arguments.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunDevice::Emulator => "emulator",
+            RunDevice::Gpu => "cuda",
+            RunDevice::Compare => "compare",
+        }
+    }
+
+    /// The device named `name`.
+    pub fn from_name(name: &str) -> Option<RunDevice> {
+        [RunDevice::Emulator, RunDevice::Gpu, RunDevice::Compare]
+            .into_iter()
+            .find(|d| d.name() == name)
+    }
+}
+
+/// The run lenses of a kernel at `range`: "Run in emulator" (naming where the dispatch comes
+/// from), and where a GPU is present, "Run on GPU" and "Compare GPU with emulator".
+pub(crate) fn run_lenses(
+    range: &Range<usize>,
+    kernel: &str,
+    plan: &Result<RunPlan, String>,
+    gpu: bool,
+) -> Vec<Lens> {
+    let (from, gpu) = match plan {
+        Ok(p) => (format!("({})", p.from), gpu),
+        // A dispatch that does not resolve runs nowhere: no GPU lens either.
+        Err(e) => (format!("(dispatch error: {e})"), false),
+    };
+    let mut out = vec![Lens {
+        range: range.clone(),
+        title: format!("▶ Run in emulator {from}"),
+        command: LensCommand::Run { kernel: kernel.into(), device: RunDevice::Emulator },
+    }];
+    if gpu {
+        out.push(Lens {
+            range: range.clone(),
+            title: "▶ Run on GPU".into(),
+            command: LensCommand::Run { kernel: kernel.into(), device: RunDevice::Gpu },
+        });
+        out.push(Lens {
+            range: range.clone(),
+            title: "Compare GPU with emulator".into(),
+            command: LensCommand::Run { kernel: kernel.into(), device: RunDevice::Compare },
+        });
+    }
+    out
+}
+
+/// The lenses of `file`: per kernel that assembles, the run lenses ([`run_lenses`]; the GPU
+/// ones only when `gpu`), "Debug" and one "Show …" per backend. `path` is the file on disk,
 /// when it has one (to find a case file next to it).
 pub fn code_lenses(
     db: &Database,
     file: SourceFile,
     path: Option<&Path>,
     settings: Settings,
+    gpu: bool,
 ) -> Vec<Lens> {
     if let Some(build) = crate::source::build(db, file) {
-        return crate::source::code_lenses(db, file, build, path, settings);
+        return crate::source::code_lenses(db, file, build, path, settings, gpu);
     }
     let mut out = Vec::new();
     for k in all_kernels(db, file) {
@@ -86,15 +153,7 @@ pub fn code_lenses(
         let range = k.span.range.start..k.span.range.start + line_end;
         let name = k.span.name.clone();
         let plan = plan_run(db, file, &name, path, settings);
-        let title = match &plan {
-            Ok(p) => format!("▶ Run in emulator ({})", p.from),
-            Err(e) => format!("▶ Run in emulator (dispatch error: {e})"),
-        };
-        out.push(Lens {
-            range: range.clone(),
-            title,
-            command: LensCommand::Run { kernel: name.clone() },
-        });
+        out.extend(run_lenses(&range, &name, &plan, gpu));
         let launch = plan.as_ref().map_or_else(|_| String::new(), |p| launch_json(p, path));
         out.push(Lens {
             range: range.clone(),
@@ -415,7 +474,30 @@ pub struct RunResult {
     /// The first [`TIMELINE_LIMIT`] wave-instructions: wave (numbered across workgroups),
     /// step, text and active-lane share.
     pub timeline: Vec<(u32, u64, String, f64)>,
+    /// Where it ran: `emulator`, `cuda:0`, or `compare` (both).
+    pub device: String,
+    /// With `compare`: per dumped buffer, whether the GPU left what the emulator left.
+    pub comparison: Vec<Agreement>,
 }
+
+/// One buffer of a comparison between the GPU and the emulator.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Agreement {
+    /// Its byte offset.
+    pub offset: usize,
+    /// Its element type.
+    pub elem: &'static str,
+    /// Its elements.
+    pub count: usize,
+    /// The first elements that differ (at most [`DIFFERENCES_SHOWN`]): index, emulator's
+    /// value, GPU's value.
+    pub differences: Vec<(usize, String, String)>,
+    /// How many elements differ.
+    pub differing: usize,
+}
+
+/// Differing elements listed per buffer in a comparison.
+pub const DIFFERENCES_SHOWN: usize = 4;
 
 /// Wave-instructions kept in a run's timeline.
 pub const TIMELINE_LIMIT: usize = 5000;
@@ -438,6 +520,28 @@ impl RunResult {
             .iter()
             .map(|(o, t, v)| {
                 format!("{{\"offset\":{o},\"type\":\"{t}\",\"values\":[{}]}}", list(v))
+            })
+            .collect();
+        let comparison: Vec<String> = self
+            .comparison
+            .iter()
+            .map(|a| {
+                let first: Vec<String> = a
+                    .differences
+                    .iter()
+                    .map(|(i, e, g)| {
+                        format!("{{\"index\":{i},\"emulator\":{},\"gpu\":{}}}", json_string(e), json_string(g))
+                    })
+                    .collect();
+                format!(
+                    "{{\"offset\":{},\"type\":\"{}\",\"count\":{},\"agree\":{},\"differing\":{},\"first\":[{}]}}",
+                    a.offset,
+                    a.elem,
+                    a.count,
+                    a.differing == 0,
+                    a.differing,
+                    first.join(",")
+                )
             })
             .collect();
         let profile: Vec<String> = self
@@ -463,9 +567,10 @@ impl RunResult {
             })
             .collect();
         format!(
-            "{{\"kernel\":{},\"from\":{},\"ok\":{},\"cancelled\":{},\"trap\":{trap},\"steps\":{},\"stats\":{{{}}},\"dumps\":[{}],\"mismatches\":[{}],\"warnings\":[{}],\"profile\":[{}],\"timeline\":[{}]}}",
+            "{{\"kernel\":{},\"from\":{},\"device\":{},\"ok\":{},\"cancelled\":{},\"trap\":{trap},\"steps\":{},\"stats\":{{{}}},\"dumps\":[{}],\"mismatches\":[{}],\"warnings\":[{}],\"comparison\":[{}],\"profile\":[{}],\"timeline\":[{}]}}",
             json_string(&self.kernel),
             json_string(&self.from),
+            json_string(if self.device.is_empty() { "emulator" } else { &self.device }),
             self.ok,
             self.cancelled,
             self.steps,
@@ -473,6 +578,7 @@ impl RunResult {
             dumps.join(","),
             list(&self.mismatches),
             list(&self.warnings),
+            comparison.join(","),
             profile.join(","),
             timeline.join(",")
         )
@@ -480,7 +586,11 @@ impl RunResult {
 
     /// The result as text for an output panel.
     pub fn to_text(&self) -> String {
-        let mut out = format!("wave run {} ({})\n", self.kernel, self.from);
+        let mut out = format!("wave run {} ({})", self.kernel, self.from);
+        if !self.device.is_empty() && self.device != "emulator" {
+            out.push_str(&format!(" on {}", self.device));
+        }
+        out.push('\n');
         if self.cancelled {
             out.push_str(&format!("cancelled after {} wave-instructions\n", self.steps));
         }
@@ -495,6 +605,23 @@ impl RunResult {
         }
         for m in &self.mismatches {
             out.push_str(&format!("expected: {m}\n"));
+        }
+        for a in &self.comparison {
+            let what = format!("{} {}[{}]", a.offset, a.elem, a.count);
+            if a.differing == 0 {
+                out.push_str(&format!("GPU and emulator agree: {what}\n"));
+            } else {
+                let first: Vec<String> = a
+                    .differences
+                    .iter()
+                    .map(|(i, e, g)| format!("[{i}] emulator {e}, GPU {g}"))
+                    .collect();
+                out.push_str(&format!(
+                    "GPU and emulator differ: {what}, {} elements; first: {}\n",
+                    a.differing,
+                    first.join("; ")
+                ));
+            }
         }
         for (k, v) in &self.stats {
             out.push_str(&format!("{k}: {v}\n"));
@@ -597,6 +724,131 @@ pub fn execute(mut plan: RunPlan, cancel: &AtomicBool, progress: &AtomicU64) -> 
         profile(&plan, initial, &mut result);
     }
     result
+}
+
+/// Runs a plan on CUDA GPU 0 in a child `wave` process (`exe`, the server's own binary; see
+/// `wave_runtime::process`), at W = 32: the dumps and the case's expectations as for the
+/// emulator, no statistics or profile.
+pub fn execute_on_gpu(
+    plan: &RunPlan,
+    exe: &Path,
+    timeout: Duration,
+    cancel: &AtomicBool,
+) -> RunResult {
+    let mut result = RunResult {
+        kernel: plan.kernel.clone(),
+        from: plan.from.clone(),
+        device: "cuda:0".into(),
+        ..Default::default()
+    };
+    let dispatch = wave_emulator::Dispatch { wave_width: 32, ..plan.dispatch.clone() };
+    match wave_runtime::process::run_in_child(
+        exe,
+        0,
+        &plan.module,
+        &dispatch,
+        &plan.device,
+        timeout,
+        cancel,
+    ) {
+        Ok(memory) => {
+            for d in &plan.dumps {
+                result.dumps.push((d.offset, d.elem.name(), shown(&memory, d)));
+            }
+            if let Some(want) = &plan.expect_trap {
+                result.mismatches.push(format!("a trap containing `{want}`, but the run finished"));
+            }
+            for b in plan.expect.iter().filter(|b| b.wave_width.is_none_or(|w| w == 32)) {
+                if let Err(e) = wave_runtime::cases::compare_on_gpu(b, &memory) {
+                    result.mismatches.push(e);
+                }
+            }
+            result.ok = result.mismatches.is_empty();
+        }
+        Err(e) if e == "cancelled" => result.cancelled = true,
+        Err(e) => result.trap = Some(RunTrap { message: e, line: None }),
+    }
+    result
+}
+
+/// Runs a plan in the emulator (at W = 32) and on CUDA GPU 0, and compares the memory each
+/// left in every dumped buffer: [`RunResult::comparison`]. The rest of the result is the
+/// emulator's.
+pub fn compare(
+    plan: RunPlan,
+    exe: &Path,
+    timeout: Duration,
+    cancel: &AtomicBool,
+    progress: &AtomicU64,
+) -> RunResult {
+    let mut at32 = plan.clone();
+    at32.dispatch.wave_width = 32;
+    let gpu_plan = at32.clone();
+    // The emulator's memory after the run (the budget of the dispatch bounds it).
+    let mut emulator = {
+        let mut memory = at32.device.clone();
+        wave_emulator::run(&at32.module, &at32.dispatch, &mut memory).map(|_| memory)
+    };
+    let mut result = execute(at32, cancel, progress);
+    result.device = "compare".into();
+    if result.cancelled {
+        return result;
+    }
+    let dispatch = wave_emulator::Dispatch { wave_width: 32, ..gpu_plan.dispatch.clone() };
+    let gpu = wave_runtime::process::run_in_child(
+        exe,
+        0,
+        &gpu_plan.module,
+        &dispatch,
+        &gpu_plan.device,
+        timeout,
+        cancel,
+    );
+    match (emulator.as_mut(), gpu) {
+        (Ok(emu), Ok(gpu)) => {
+            result.comparison = gpu_plan.dumps.iter().map(|d| agreement(d, emu, &gpu)).collect();
+            result.ok &= result.comparison.iter().all(|a| a.differing == 0);
+        }
+        (Err(t), _) => {
+            result.ok = false;
+            result.mismatches.push(format!("nothing to compare: the emulator trapped ({t})"));
+        }
+        (_, Err(e)) if e == "cancelled" => result.cancelled = true,
+        (_, Err(e)) => {
+            result.ok = false;
+            result.mismatches.push(format!("nothing to compare: the GPU run failed: {e}"));
+        }
+    }
+    result
+}
+
+/// How one dumped buffer compares between the emulator's memory and the GPU's.
+pub fn agreement(d: &Dump, emulator: &[u8], gpu: &[u8]) -> Agreement {
+    let size = d.elem.size();
+    let mut a =
+        Agreement { offset: d.offset, elem: d.elem.name(), count: d.count, ..Default::default() };
+    for i in 0..d.count {
+        let at = d.offset + i * size;
+        let (Some(e), Some(g)) = (emulator.get(at..at + size), gpu.get(at..at + size)) else {
+            break;
+        };
+        if e != g {
+            a.differing += 1;
+            if a.differences.len() < DIFFERENCES_SHOWN {
+                a.differences.push((i, d.elem.show(e), d.elem.show(g)));
+            }
+        }
+    }
+    a
+}
+
+fn shown(memory: &[u8], d: &Dump) -> Vec<String> {
+    (0..d.count)
+        .map(|i| {
+            let at = d.offset + i * d.elem.size();
+            memory.get(at..at + d.elem.size()).map_or("?".into(), |b| d.elem.show(b))
+        })
+        .collect()
 }
 
 /// Fills the per-instruction profile and the timeline from a traced run of the same dispatch

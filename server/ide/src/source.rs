@@ -55,14 +55,15 @@ pub(crate) fn inlay_hints(
     out
 }
 
-/// The lenses of a kernel source: per kernel that compiles, "Run in emulator", "Debug",
-/// "Show WAVE", "Show MIR" and one "Show ..." per backend.
+/// The lenses of a kernel source: per kernel that compiles, the run lenses (the GPU ones
+/// only when `gpu`), "Debug", "Show WAVE", "Show MIR" and one "Show ..." per backend.
 pub(crate) fn code_lenses(
     db: &Database,
     file: SourceFile,
     build: &SourceBuild,
     path: Option<&std::path::Path>,
     settings: Settings,
+    gpu: bool,
 ) -> Vec<Lens> {
     let text = file.text(db);
     let mut out = Vec::new();
@@ -73,15 +74,7 @@ pub(crate) fn code_lenses(
         let range = name_line(text, f);
         let name = f.name.clone();
         let plan = crate::run::plan_run(db, file, &name, path, settings);
-        let title = match &plan {
-            Ok(p) => format!("▶ Run in emulator ({})", p.from),
-            Err(e) => format!("▶ Run in emulator (dispatch error: {e})"),
-        };
-        out.push(Lens {
-            range: range.clone(),
-            title,
-            command: LensCommand::Run { kernel: name.clone() },
-        });
+        out.extend(crate::run::run_lenses(&range, &name, &plan, gpu));
         let launch =
             plan.as_ref().map_or_else(|_| String::new(), |p| crate::run::launch_json(p, path));
         out.push(Lens {

@@ -424,8 +424,84 @@ fn a_wave_run_comment_gives_the_dispatch_and_the_run_shows_memory() {
     let file = SourceFile::new(&db, "t.wave".into(), bad, 1);
     let e = crate::plan_run(&db, file, "add", None, settings(&db)).expect_err("bad grid");
     assert!(e.contains("--grid: `two` is not a positive integer"), "{e}");
-    let lenses = crate::code_lenses(&db, file, None, settings(&db));
+    let lenses = crate::code_lenses(&db, file, None, settings(&db), true);
     assert!(lenses[0].title.contains("dispatch error"), "{:?}", lenses[0]);
+    // A dispatch that does not resolve runs nowhere: no GPU lens even with a GPU.
+    assert!(!lenses.iter().any(|l| l.title.contains("GPU")), "{lenses:?}");
+}
+
+#[test]
+fn gpu_lenses_only_where_a_gpu_is_present() {
+    let db = Database::default();
+    let file = SourceFile::new(&db, "t.wave".into(), ADD.into(), 1);
+    let titles = |gpu: bool| -> Vec<(String, Option<crate::RunDevice>)> {
+        crate::code_lenses(&db, file, None, settings(&db), gpu)
+            .into_iter()
+            .map(|l| {
+                let device = match l.command {
+                    crate::LensCommand::Run { device, .. } => Some(device),
+                    _ => None,
+                };
+                (l.title, device)
+            })
+            .collect()
+    };
+    let without = titles(false);
+    assert!(!without.iter().any(|(t, _)| t.contains("GPU")), "{without:?}");
+    let with = titles(true);
+    let runs: Vec<&(String, Option<crate::RunDevice>)> =
+        with.iter().filter(|(_, d)| d.is_some()).collect();
+    assert_eq!(runs.len(), 3, "{with:?}");
+    assert!(runs[0].0.starts_with("▶ Run in emulator"));
+    assert_eq!(runs[1], &("▶ Run on GPU".to_string(), Some(crate::RunDevice::Gpu)));
+    assert_eq!(
+        runs[2],
+        &("Compare GPU with emulator".to_string(), Some(crate::RunDevice::Compare))
+    );
+    assert_eq!(with.len(), without.len() + 2);
+    for d in [crate::RunDevice::Emulator, crate::RunDevice::Gpu, crate::RunDevice::Compare] {
+        assert_eq!(crate::RunDevice::from_name(d.name()), Some(d));
+    }
+}
+
+#[test]
+fn a_comparison_names_each_buffer_and_its_first_differences() {
+    let dump =
+        wave_conformance::options::Dump { offset: 8, elem: wave_conformance::Elem::U32, count: 6 };
+    let mut emulator = vec![0u8; 64];
+    for i in 0..6u32 {
+        emulator[8 + 4 * i as usize..12 + 4 * i as usize].copy_from_slice(&(i * 10).to_le_bytes());
+    }
+    let same = crate::agreement(&dump, &emulator, &emulator);
+    assert_eq!((same.differing, same.differences.len(), same.count), (0, 0, 6));
+    let mut gpu = emulator.clone();
+    for i in [1usize, 2, 3, 4, 5] {
+        gpu[8 + 4 * i] ^= 1;
+    }
+    let differs = crate::agreement(&dump, &emulator, &gpu);
+    assert_eq!(differs.differing, 5);
+    assert_eq!(differs.differences.len(), crate::DIFFERENCES_SHOWN);
+    assert_eq!(differs.differences[0], (1, "10".into(), "11".into()));
+    let r = crate::RunResult {
+        kernel: "k".into(),
+        device: "compare".into(),
+        comparison: vec![same, differs],
+        ..Default::default()
+    };
+    let text = r.to_text();
+    assert!(text.contains("GPU and emulator agree: 8 u32[6]"), "{text}");
+    assert!(
+        text.contains(
+            "GPU and emulator differ: 8 u32[6], 5 elements; first: [1] emulator 10, GPU 11;"
+        ),
+        "{text}"
+    );
+    let json = r.to_json();
+    assert!(json.contains("\"device\":\"compare\""), "{json}");
+    assert!(
+        json.contains("{\"offset\":8,\"type\":\"u32\",\"count\":6,\"agree\":false,\"differing\":5,\"first\":[{\"index\":1,\"emulator\":\"10\",\"gpu\":\"11\"}"),
+        "{json}"
+    );
 }
 
 #[test]
@@ -445,7 +521,7 @@ fn a_case_file_next_to_the_source_gives_dispatch_and_expectations() {
     let path = dir.join("add.wave");
     let plan = crate::plan_run(&db, file, "add", Some(&path), settings(&db)).expect("a plan");
     assert_eq!(plan.from, "add.toml");
-    let lenses = crate::code_lenses(&db, file, Some(&path), settings(&db));
+    let lenses = crate::code_lenses(&db, file, Some(&path), settings(&db), false);
     let debug = lenses.iter().find_map(|l| match &l.command {
         crate::LensCommand::Debug { launch, .. } => Some(launch.clone()),
         _ => None,
@@ -588,7 +664,7 @@ fn a_kernel_source_has_hints_lenses_and_previews_mapped_to_its_lines() {
     assert!(hints[0].1.starts_with("R="), "{hints:?}");
     let kernel_line = RUST_FILE.find("fn scale").expect("the kernel");
     assert_eq!(hints[0].0, kernel_line + RUST_FILE[kernel_line..].find('\n').expect("eol"));
-    let lenses = crate::code_lenses(&db, file, None, settings);
+    let lenses = crate::code_lenses(&db, file, None, settings, false);
     let titles: Vec<&str> = lenses.iter().map(|l| l.title.as_str()).collect();
     assert!(titles[0].starts_with("▶ Run in emulator"), "{titles:?}");
     for t in ["Debug", "Show WAVE", "Show MIR", "Show PTX", "Show Metal"] {

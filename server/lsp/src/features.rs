@@ -341,13 +341,14 @@ pub(crate) fn code_lenses(
     index: &LineIndex<'_>,
 ) -> Vec<CodeLens> {
     let path = path_of(uri);
-    wave_ide::code_lenses(&s.db, doc.file, path.as_deref(), s.settings)
+    wave_ide::code_lenses(&s.db, doc.file, path.as_deref(), s.settings, s.no_gpu.is_none())
         .into_iter()
         .map(|lens| {
             let (command, arguments) = match &lens.command {
-                wave_ide::LensCommand::Run { kernel } => {
-                    ("wave.run", json!([{ "uri": uri.as_str(), "kernel": kernel }]))
-                }
+                wave_ide::LensCommand::Run { kernel, device } => (
+                    "wave.run",
+                    json!([{ "uri": uri.as_str(), "kernel": kernel, "device": device.name() }]),
+                ),
                 wave_ide::LensCommand::Preview { kernel, target } => (
                     "wave.showPreview",
                     json!([{ "uri": uri.as_str(), "kernel": kernel, "target": target.name() }]),

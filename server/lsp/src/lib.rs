@@ -49,6 +49,9 @@ pub(crate) struct State {
     snippets: bool,
     /// Cancel flags of runs in flight, by progress token.
     runs: HashMap<String, Arc<AtomicBool>>,
+    /// Why there is no CUDA GPU to run on (`None` when there is one): asked of the driver once,
+    /// when the server starts.
+    no_gpu: Option<String>,
 }
 
 /// Settings from `initializationOptions` or `workspace/didChangeConfiguration`: an object with
@@ -106,6 +109,10 @@ impl Backend {
                 progress: false,
                 snippets: false,
                 runs: HashMap::new(),
+                no_gpu: match wave_runtime::devices() {
+                    (gpus, _) if !gpus.is_empty() => None,
+                    (_, why) => Some(why.map_or("no CUDA GPU".into(), |e| e.to_string())),
+                },
             }),
             next_token: AtomicU64::new(1),
         }
@@ -217,6 +224,19 @@ impl Backend {
             .and_then(|u| u.parse::<Uri>().ok())
             .ok_or_else(|| Error::invalid_params("wave.run needs { uri, kernel }"))?;
         let kernel = arg.get("kernel").and_then(LSPAny::as_str).map(str::to_owned);
+        let device = match arg.get("device").and_then(LSPAny::as_str) {
+            None => wave_ide::RunDevice::Emulator,
+            Some(name) => wave_ide::RunDevice::from_name(name).ok_or_else(|| {
+                Error::invalid_params(format!(
+                    "wave.run: unknown device `{name}` (emulator, cuda or compare)"
+                ))
+            })?,
+        };
+        if device != wave_ide::RunDevice::Emulator
+            && let Some(why) = self.with_state(|s| s.no_gpu.clone())?
+        {
+            return Err(Error::invalid_params(format!("wave.run on a GPU: {why}")));
+        }
         let planned = self.with_state(|s| features::plan(s, &uri, kernel.as_deref()))?;
         let (mut plan, version) = planned.map_err(Error::invalid_params)?;
         let budget = self.with_state(|s| s.run_budget)?;
@@ -254,7 +274,18 @@ impl Backend {
         };
         let task = {
             let (cancel, progress) = (cancel.clone(), progress.clone());
-            tokio::task::spawn_blocking(move || wave_ide::execute(plan, &cancel, &progress))
+            // A GPU runs in a child `wave` (this binary), which a fault or a hang cannot take
+            // along with the server.
+            let exe = std::env::current_exe().unwrap_or_else(|_| "wave".into());
+            tokio::task::spawn_blocking(move || match device {
+                wave_ide::RunDevice::Emulator => wave_ide::execute(plan, &cancel, &progress),
+                wave_ide::RunDevice::Gpu => {
+                    wave_ide::execute_on_gpu(&plan, &exe, GPU_RUN_TIMEOUT, &cancel)
+                }
+                wave_ide::RunDevice::Compare => {
+                    wave_ide::compare(plan, &exe, GPU_RUN_TIMEOUT, &cancel, &progress)
+                }
+            })
         };
         tokio::pin!(task);
         let result = loop {
@@ -289,6 +320,9 @@ impl Backend {
         Ok(Some(serde_json::from_str(&text).map_err(|_| Error::internal_error())?))
     }
 }
+
+/// How long a kernel may run on a GPU for `wave.run`.
+const GPU_RUN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The commands the server executes.
 const COMMANDS: [&str; 2] = ["wave.run", "wave.preview"];

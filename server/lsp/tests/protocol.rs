@@ -262,6 +262,34 @@ fn code_lenses_preview_and_run_in_the_emulator() {
             .collect();
         assert!(titles.contains(&"▶ Run in emulator (defaults)"), "{titles:?}");
         assert!(titles.contains(&"Show PTX") && titles.contains(&"Debug"), "{titles:?}");
+        // The GPU lenses exactly where a CUDA GPU is: no lens promises what cannot run.
+        let gpu = !wave_runtime::devices().0.is_empty();
+        assert_eq!(titles.contains(&"▶ Run on GPU"), gpu, "{titles:?}");
+        assert_eq!(titles.contains(&"Compare GPU with emulator"), gpu, "{titles:?}");
+        if !gpu {
+            // Asked anyway, a GPU run says what is missing.
+            for device in ["cuda", "compare"] {
+                let e = c
+                    .request(
+                        "workspace/executeCommand",
+                        json!({"command": "wave.run", "arguments": [{"uri": URI, "device": device}]}),
+                    )
+                    .await
+                    .expect("transport")
+                    .expect_err("no GPU");
+                let m = e["message"].as_str().expect("message");
+                assert!(m.starts_with("wave.run on a GPU: no CUDA"), "{m}");
+            }
+        }
+        let e = c
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "wave.run", "arguments": [{"uri": URI, "device": "metal"}]}),
+            )
+            .await
+            .expect("transport")
+            .expect_err("unknown device");
+        assert!(e["message"].as_str().expect("message").contains("unknown device `metal`"), "{e}");
         // The preview, with its map back to WAVE lines.
         let p = ok(c
             .request("wave/preview", json!({"textDocument": {"uri": URI}, "target": "ptx"}))

@@ -11,6 +11,7 @@
 //! there is exactly one definition of "passes on a GPU" ([`cases`]).
 
 pub mod cases;
+pub mod process;
 pub mod workers;
 
 use std::fmt;

@@ -179,21 +179,27 @@ local function kernel_at_cursor()
   return nil
 end
 
---- :WaveRun — runs the kernel under the cursor in the emulator (the dispatch of its
---- `; wave-run:` comment, its case file, or defaults) and shows the result in a split.
-function M.run(done)
+--- :WaveRun [gpu|compare] — runs the kernel under the cursor in the emulator (the dispatch
+--- of its `; wave-run:` comment, its case file, or defaults), on the first CUDA GPU (`gpu`),
+--- or on both with each buffer compared (`compare`), and shows the result in a split.
+function M.run(done, device)
   local src = vim.api.nvim_get_current_buf()
   local c = client(src)
   if not c then
     return notify("the language server is not attached to this buffer", vim.log.levels.ERROR)
   end
-  local args = { uri = vim.uri_from_bufnr(src), kernel = kernel_at_cursor() }
+  local names = { gpu = "cuda", cuda = "cuda", compare = "compare", emulator = "emulator" }
+  if device and device ~= "" and not names[device] then
+    return notify(("unknown device `%s`: use gpu or compare"):format(device), vim.log.levels.ERROR)
+  end
+  local args = { uri = vim.uri_from_bufnr(src), kernel = kernel_at_cursor(), device = names[device or ""] }
   c:request("workspace/executeCommand", { command = "wave.run", arguments = { args } }, function(err, r)
     local buf = scratch("wave://run", "text")
     if err then
       set_lines(buf, { "wave run failed: " .. (err.message or "error") })
     else
-      local out = { ("wave run %s (%s): %s"):format(r.kernel, r.from, r.ok and "ok" or "FAILED") }
+      local on = (r.device and r.device ~= "emulator") and (" on " .. r.device) or ""
+      local out = { ("wave run %s (%s)%s: %s"):format(r.kernel, r.from, on, r.ok and "ok" or "FAILED") }
       if r.trap ~= vim.NIL and r.trap then
         table.insert(out, "trap: " .. r.trap.message)
       end
@@ -202,6 +208,18 @@ function M.run(done)
       end
       for _, m in ipairs(r.mismatches or {}) do
         table.insert(out, "expected: " .. m)
+      end
+      for _, cmp in ipairs(r.comparison or {}) do
+        local what = ("%d %s[%d]"):format(cmp.offset, cmp.type, cmp.count)
+        if cmp.agree then
+          table.insert(out, "GPU and emulator agree: " .. what)
+        else
+          local first = {}
+          for _, f in ipairs(cmp.first) do
+            table.insert(first, ("[%d] emulator %s, GPU %s"):format(f.index, f.emulator, f.gpu))
+          end
+          table.insert(out, ("GPU and emulator differ: %s, %d elements; first: %s"):format(what, cmp.differing, table.concat(first, "; ")))
+        end
       end
       for k, v in pairs(r.stats or {}) do
         table.insert(out, ("%s: %s"):format(k, tostring(v)))
