@@ -293,7 +293,7 @@ fn main() {
         info.compute_capability.0,
         info.compute_capability.1,
         info.multiprocessors,
-        gpu.sm,
+        gpu.sm(),
         nvcc.display()
     );
     let root = root();

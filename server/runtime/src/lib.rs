@@ -1,8 +1,8 @@
 //! Devices for WAVE kernels: the emulator and CUDA GPUs.
 //!
 //! This crate is the one place that picks a device (ARCHITECTURE.md, rule 8): the command line,
-//! and later the language server, the debugger and the Python package, name a [`DeviceSpec`]
-//! and launch through [`Device`]. For a GPU it translates the module with the PTX backend
+//! and later the debugger and the Python package, name a [`DeviceSpec`] and launch through
+//! [`Gpu`] (or the emulator). For a GPU it translates the module with the PTX backend
 //! (`wave_backends::ptx`, for the GPU's `sm`) and runs the result with `wave_cuda`; the
 //! emulator runs the module itself.
 //!
@@ -62,31 +62,13 @@ impl fmt::Display for DeviceSpec {
     }
 }
 
-/// An open device.
-pub enum Device {
-    /// The emulator.
-    Emulator,
-    /// A CUDA GPU.
-    Cuda(Box<Gpu>),
-}
-
-impl Device {
-    /// Opens a device; a GPU that is missing is an error naming what is missing.
-    pub fn open(spec: DeviceSpec) -> Result<Device, GpuError> {
-        match spec {
-            DeviceSpec::Emulator => Ok(Device::Emulator),
-            DeviceSpec::Cuda(n) => Ok(Device::Cuda(Box::new(Gpu::open(n)?))),
-        }
-    }
-}
-
 /// The `sm` the PTX for `gpu` is written for.
 pub fn sm_for(gpu: &GpuInfo) -> u32 {
     gpu.sm().clamp(OLDEST_SM, NEWEST_SM)
 }
 
-/// Every device there is: the emulator, then each CUDA GPU; with why there are no GPUs when
-/// the driver is missing or reports none.
+/// Every CUDA GPU (the emulator is always there too), with why there is none when the driver
+/// is missing or reports none.
 pub fn devices() -> (Vec<GpuInfo>, Option<GpuError>) {
     match wave_cuda::gpus() {
         Ok(gpus) if gpus.is_empty() => {
@@ -100,8 +82,7 @@ pub fn devices() -> (Vec<GpuInfo>, Option<GpuError>) {
 /// An open CUDA GPU, with the PTX target chosen for it.
 pub struct Gpu {
     gpu: wave_cuda::Gpu,
-    /// The `sm` the PTX is written for.
-    pub sm: u32,
+    sm: u32,
 }
 
 impl Gpu {
@@ -115,6 +96,11 @@ impl Gpu {
     /// What the driver says of this GPU.
     pub fn info(&self) -> &GpuInfo {
         self.gpu.info()
+    }
+
+    /// The `sm` the PTX is written for.
+    pub fn sm(&self) -> u32 {
+        self.sm
     }
 
     /// Writes the PTX for `sm` instead of the GPU's own: an older target's code paths (before

@@ -193,7 +193,7 @@ fn the_emulator_runs_a_folder_of_cases_at_every_level() {
 
 #[test]
 fn without_a_gpu_opening_one_names_what_is_missing() {
-    match (wave_cuda::gpus(), Device::open(DeviceSpec::Cuda(0))) {
+    match (wave_cuda::gpus(), Gpu::open(0).map(|_| ())) {
         (Err(listed), Err(opened)) => {
             assert_eq!(listed, opened);
             assert!(!opened.to_string().contains('\n'));
@@ -202,7 +202,7 @@ fn without_a_gpu_opening_one_names_what_is_missing() {
         (Ok(gpus), Ok(_)) => assert!(!gpus.is_empty()),
         (listed, opened) => panic!("devices {listed:?} but open gave {:?}", opened.err()),
     }
-    match Device::open(DeviceSpec::Cuda(1000)) {
+    match Gpu::open(1000).map(|_| ()) {
         Err(
             GpuError::NoSuchGpu { ordinal: 1000, .. } | GpuError::NoDriver | GpuError::NoGpu(_),
         ) => {}
