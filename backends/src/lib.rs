@@ -14,6 +14,7 @@
 //! else. Mappings and limits are documented in `docs/backends/`.
 
 mod cfamily;
+mod divide;
 pub mod hip;
 mod lower;
 pub mod metal;

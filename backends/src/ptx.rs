@@ -16,7 +16,7 @@ use wave_wbin::Module;
 
 use crate::lower::{ACT, Cond, Flag, HALTED, Lit, Lowered, Stmt, lower};
 use crate::structure::{Instr, Program, analyse, mnemonic};
-use crate::{Error, Out, Problem, Translation, codes, names, selected};
+use crate::{Error, Out, Problem, Translation, codes, divide, names, selected};
 
 /// PTX options.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -738,29 +738,18 @@ impl<'a, 'm> Kernel<'a, 'm> {
             Operation::Imul => bin!("mul.lo.u32"),
             Operation::ImulHi => bin!("mul.hi.s32"),
             Operation::Imad => l.push(format!("mad.lo.u32 {d}, {a}, {}, {c};", r(i.inst.rs2))),
-            Operation::Idiv | Operation::Imod
-                if i.imm2().is_some_and(|v| v != 0 && v != 0xFFFF_FFFF) =>
-            {
-                // A constant divisor other than 0 and -1: the magnitudes divided unsigned,
-                // then the sign put back (WAVE's idiv and imod truncate, as C does). ptxas
-                // turns an unsigned division by a constant into a multiply-high, but gives
-                // `div.s32`/`rem.s32` by a constant its full reciprocal-based division, which
-                // made a loop testing `k % 3` 1.3x slower than CUDA's unsigned `%`. |INT_MIN|
-                // is 2^31 as an unsigned number, so every dividend and divisor works.
-                let c = i.imm2().unwrap_or(1) as i32;
-                l.push(format!("abs.s32 %t1, {a};"));
+            Operation::Idiv | Operation::Imod if const_divisor(i).is_some() => {
+                let (c, plan) = const_divisor(i).unwrap_or((1, divide::Plan::Same));
+                // A constant divisor: a multiply-high or shifts instead of `div`/`rem`, which
+                // ptxas never strength-reduces (see `divide`); a loop testing `k % 3` ran 1.3x
+                // slower than CUDA's. The remainder is `n - (n / d) * d`.
+                l.extend(plan.emit(&a, "%t1"));
                 if i.op == Operation::Idiv {
-                    l.push(format!("div.u32 %t1, %t1, {};", imm(c.unsigned_abs())));
-                    // Negative when exactly one of the dividend and the divisor is.
-                    let when = if c < 0 { "ge" } else { "lt" };
-                    l.push(format!("setp.{when}.s32 %q0, {a}, 0;"));
+                    l.push(format!("mov.b32 {d}, %t1;"));
                 } else {
-                    l.push(format!("rem.u32 %t1, %t1, {};", imm(c.unsigned_abs())));
-                    // The remainder has the dividend's sign.
-                    l.push(format!("setp.lt.s32 %q0, {a}, 0;"));
+                    l.push(format!("mul.lo.u32 %t1, %t1, {c};"));
+                    l.push(format!("sub.u32 {d}, {a}, %t1;"));
                 }
-                l.push("neg.s32 %t2, %t1;".into());
-                l.push(format!("selp.b32 {d}, %t2, %t1, %q0;"));
             }
             Operation::Idiv | Operation::Imod => {
                 // Division by zero: idiv gives -1, imod the dividend; INT_MIN / -1 wraps.
@@ -1703,3 +1692,9 @@ $done:
     ret;
 }
 ";
+
+/// The immediate divisor of an `idiv`/`imod` and how to divide by it, unless it is 0.
+fn const_divisor(i: &Instr) -> Option<(i32, divide::Plan)> {
+    let c = i.imm2()? as i32;
+    Some((c, divide::Plan::new(c)?))
+}
