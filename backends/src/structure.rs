@@ -193,7 +193,18 @@ pub(crate) fn analyse<'m>(
     for (n, i) in insts.iter().enumerate() {
         depth.push(stack.len());
         match i.op {
-            Operation::If | Operation::Loop => stack.push((i.op, n)),
+            Operation::If | Operation::Loop => {
+                stack.push((i.op, n));
+                if stack.len() == wave_isa::target::MAX_DIVERGENCE_DEPTH + 1 {
+                    problems.push(problem(
+                        i.offset,
+                        format!(
+                            "control flow nested deeper than {} levels, the most any target supports",
+                            wave_isa::target::MAX_DIVERGENCE_DEPTH
+                        ),
+                    ));
+                }
+            }
             Operation::Else => match stack.last() {
                 Some((Operation::If, _)) => {
                     if let Some(top) = stack.last_mut() {

@@ -112,3 +112,42 @@ fn wave_operations_switch_to_wave_uniform_control_flow() {
     let h = write_string(Target::Hip, &wave, &Options::default()).expect("ok").text;
     assert!(h.contains("if (__any(act))") && h.contains("wave_part ? r1 : 0u"), "{h}");
 }
+
+/// A `.wbin` nesting `if` 20,000 deep (the assembler refuses past 1,024, so it is built from
+/// the encoded instructions): every target refuses it with a located error instead of
+/// following the nesting down and overflowing the stack (issue 19).
+#[test]
+fn control_flow_nested_past_the_deepest_target_is_refused() {
+    let m = module(
+        ".kernel k\n.param out: ptr\n    mov r1, sr_lane_id\n    icmp.gt p0, r1, 3\n    if p0\n    iadd r1, r1, 1\n    endif\n    device_store.u32 out, r1\n.end\n",
+    );
+    // The instructions, by offset: split the code at `if`, `iadd`, `endif`.
+    let mut starts = Vec::new();
+    let mut at = 0usize;
+    while at < m.code.len() {
+        let (_, size) = wave_isa::Inst::decode(&m.code[at..]).expect("decodes");
+        starts.push(at);
+        at += size;
+    }
+    starts.push(m.code.len());
+    let piece = |k: usize| &m.code[starts[k]..starts[k + 1]];
+    let (prelude, if_, body, endif) = (&m.code[..starts[2]], piece(2), piece(3), piece(4));
+    let rest = &m.code[starts[5]..];
+    let depth = 20_000;
+    let mut code = prelude.to_vec();
+    code.extend(if_.repeat(depth));
+    code.extend_from_slice(body);
+    code.extend(endif.repeat(depth));
+    code.extend_from_slice(rest);
+    let mut deep = m.clone();
+    deep.kernels[0].code = 0..code.len() as u32;
+    deep.code = code;
+    deep.lines.clear();
+    for t in Target::ALL {
+        let e = write_string(t, &deep, &Options::default()).expect_err("refused");
+        let text = e.to_string();
+        assert!(text.contains("nested deeper than 1024 levels"), "{t:?}: {text}");
+        let first = e.problems.iter().filter(|p| p.message.contains("nested deeper")).count();
+        assert_eq!(first, 1, "{t:?}: one problem, where the 1,025th level opens");
+    }
+}

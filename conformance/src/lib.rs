@@ -18,6 +18,37 @@ pub const DEFAULT_DEVICE_MEMORY: usize = 1 << 20;
 pub const MAX_DEVICE_MEMORY: usize = 256 << 20;
 /// Default instruction budget of a case, in wave-instructions.
 pub const DEFAULT_MAX_STEPS: u64 = 50_000_000;
+/// The largest file the tools read (sources, `.wbin`, case data, `--load` files): far above
+/// any kernel, and a bound on what a mistaken path (a log, a disk image) costs.
+pub const MAX_INPUT: u64 = 64 << 20;
+
+/// Reads a regular file of at most [`MAX_INPUT`] bytes. A device, a pipe or a directory
+/// (`/dev/zero` never ends) and a larger file are refused with a message that says so.
+pub fn read_file(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    if meta.len() > MAX_INPUT {
+        return Err(format!("{} bytes, over the limit of {MAX_INPUT} bytes", meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // The file may grow while it is read: read one byte past the limit at most.
+    file.take(MAX_INPUT + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_INPUT {
+        return Err(format!("over the limit of {MAX_INPUT} bytes"));
+    }
+    Ok(bytes)
+}
+
+/// [`read_file`] of UTF-8 text.
+pub fn read_text_file(path: &Path) -> Result<String, String> {
+    String::from_utf8(read_file(path)?).map_err(|e| {
+        format!("not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to())
+    })
+}
 
 /// The kernels of the compiler's quality benchmark: each is a Python case in
 /// `kernels/python/` with a hand-written twin in `kernels/handwritten/`.
@@ -279,7 +310,7 @@ fn block(path: &Path, table: &Table, expect: bool) -> Result<Block, String> {
             return err(path, format!("`{key}` must be a file name"));
         };
         let at = path.parent().unwrap_or(Path::new(".")).join(file);
-        bytes = std::fs::read(&at)
+        bytes = read_file(&at)
             .map_err(|e| format!("{}: cannot read `{}`: {e}", path.display(), at.display()))?;
         if bytes.len() % elem.size() != 0 {
             return err(path, format!("`{file}` is not a whole number of {} values", elem.name()));
@@ -315,7 +346,7 @@ fn block(path: &Path, table: &Table, expect: bool) -> Result<Block, String> {
 impl Case {
     /// Reads a case file.
     pub fn load(path: &Path) -> Result<Case, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = read_text_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
         Case::parse(path, &text)
     }
 
@@ -390,7 +421,7 @@ impl Case {
                         ),
                     );
                 }
-                let text = std::fs::read_to_string(&at).map_err(|e| {
+                let text = read_text_file(&at).map_err(|e| {
                     format!("{}: cannot read `{}`: {e}", path.display(), at.display())
                 })?;
                 if let Some(language) = language {
@@ -503,7 +534,7 @@ impl Case {
             Expectation::Memory(b) => b.as_slice(),
             _ => &[],
         }) {
-            if b.offset + b.bytes.len() > device_memory {
+            if b.offset.checked_add(b.bytes.len()).is_none_or(|end| end > device_memory) {
                 return err(
                     path,
                     format!(

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use wave_diag::{Diagnostic, Span, did_you_mean};
 use wave_isa::{
     Category, Guard, ImmKind, Inst, OpInfo, Operand as Form, SPECIAL_REGISTERS, SuffixError, Width,
-    lookup, operand_registers,
+    lookup, operand_registers, target::MAX_DIVERGENCE_DEPTH,
 };
 use wave_wbin::{Kernel, LineEntry, Module, Param, ParamType, Symbol, SymbolKind};
 
@@ -1142,6 +1142,17 @@ impl<'a> Lowering<'a> {
         Some(v32.to_bits())
     }
 
+    /// E0167 where a block opens the level past [`MAX_DIVERGENCE_DEPTH`].
+    fn too_deep(&mut self, span: Span) {
+        self.error(
+            "E0167",
+            span,
+            format!("control flow nested deeper than {MAX_DIVERGENCE_DEPTH} levels"),
+        )
+        .notes
+        .push(format!("{MAX_DIVERGENCE_DEPTH} is the largest divergence depth of any target (`wave info`); deeper nesting is undefined behaviour everywhere (spec 5.4)"));
+    }
+
     /// Structured control flow: matching, nesting depth, loops for break/continue.
     fn blocks(&mut self, op: &OpInfo, inst: &Inst, stmt: &Stmt) {
         if op.category != Category::Control {
@@ -1154,7 +1165,9 @@ impl<'a> Lowering<'a> {
                 let p = inst.modifier & 3;
                 let divergent = k.varying_predicates[usize::from(p)];
                 k.blocks.push(Block { kind: BlockKind::If, span: span.clone(), divergent });
-                if k.blocks.len() == 33 {
+                if k.blocks.len() == MAX_DIVERGENCE_DEPTH + 1 {
+                    self.too_deep(span.clone());
+                } else if k.blocks.len() == 33 {
                     self.warning("W0102", span, "nesting deeper than 32 levels")
                         .notes
                         .push("MIN_DIVERGENCE_DEPTH is 32: deeper nesting is undefined behaviour on targets that only meet the minimum".into());
@@ -1166,7 +1179,9 @@ impl<'a> Lowering<'a> {
                     span: span.clone(),
                     divergent: false,
                 });
-                if k.blocks.len() == 33 {
+                if k.blocks.len() == MAX_DIVERGENCE_DEPTH + 1 {
+                    self.too_deep(span.clone());
+                } else if k.blocks.len() == 33 {
                     self.warning("W0102", span, "nesting deeper than 32 levels")
                         .notes
                         .push("MIN_DIVERGENCE_DEPTH is 32: deeper nesting is undefined behaviour on targets that only meet the minimum".into());

@@ -9,6 +9,12 @@
 
 use crate::Capability;
 
+/// The deepest structured control flow (`if`, `loop`) the toolchain accepts: the largest
+/// divergence depth of any target profile. Deeper nesting is undefined behaviour on every
+/// target (spec 5.4), so the assembler refuses it (E0167) and the backends refuse a `.wbin`
+/// that has it, rather than follow it level by level.
+pub const MAX_DIVERGENCE_DEPTH: usize = 1024;
+
 /// The constants of spec 7.1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Constants {

@@ -333,6 +333,8 @@ fn profiles_meet_the_spec_minimums() {
         assert!(c.divergence_depth >= MINIMUMS.divergence_depth, "{}", p.name);
         assert_eq!(p.has(Capability::Mma), p.mma.is_some(), "{}", p.name);
     }
+    let deepest = PROFILES.iter().map(|p| p.constants.divergence_depth).max();
+    assert_eq!(deepest.map(|d| d as usize), Some(crate::target::MAX_DIVERGENCE_DEPTH));
 }
 
 #[test]

@@ -114,7 +114,23 @@ impl From<std::io::Error> for Failure {
     }
 }
 
+/// The stack of the thread that does the work. The compiler's typer and passes, the
+/// assembler and the backends recurse about once per level of nesting, which the frontends
+/// bound (E0412, E0167); this leaves a wide margin at those bounds, in a debug build too. Only
+/// the pages a deep input touches are committed.
+const STACK: usize = 256 << 20;
+
 fn main() -> ExitCode {
+    match std::thread::Builder::new().name("wave".into()).stack_size(STACK).spawn(real_main) {
+        Ok(worker) => worker.join().unwrap_or(ExitCode::from(101)),
+        Err(e) => {
+            eprintln!("error: cannot start the main thread: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn real_main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -156,12 +172,20 @@ fn main() -> ExitCode {
 pub(crate) fn read_text(path: &Path) -> Result<String, Failure> {
     if path == Path::new("-") {
         let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-            .map_err(|e| Failure::Usage(format!("cannot read standard input: {e}")))?;
+        let limit = wave_conformance::MAX_INPUT;
+        std::io::Read::read_to_string(
+            &mut std::io::Read::take(std::io::stdin(), limit + 1),
+            &mut text,
+        )
+        .map_err(|e| Failure::Usage(format!("cannot read standard input: {e}")))?;
+        if text.len() as u64 > limit {
+            return Err(Failure::Usage(format!(
+                "standard input is over the limit of {limit} bytes"
+            )));
+        }
         return Ok(text);
     }
-    let bytes = std::fs::read(path)
-        .map_err(|e| Failure::Usage(format!("cannot read `{}`: {e}", path.display())))?;
+    let bytes = read_bytes(path)?;
     String::from_utf8(bytes).map_err(|e| {
         eprintln!(
             "error: `{}` is not UTF-8 text (invalid byte at offset {})",
@@ -170,6 +194,12 @@ pub(crate) fn read_text(path: &Path) -> Result<String, Failure> {
         );
         Failure::Input
     })
+}
+
+/// Reads a regular file of at most `wave_conformance::MAX_INPUT` bytes.
+pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>, Failure> {
+    wave_conformance::read_file(path)
+        .map_err(|e| Failure::Usage(format!("cannot read `{}`: {e}", path.display())))
 }
 
 /// Assembles a file and prints its diagnostics; fails on errors.
@@ -231,8 +261,7 @@ pub(crate) fn case_module(
 
 /// Reads a .wbin, printing a located error if it is invalid.
 pub(crate) fn read_wbin(path: &Path) -> Result<wave_wbin::Module, Failure> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Failure::Usage(format!("cannot read `{}`: {e}", path.display())))?;
+    let bytes = read_bytes(path)?;
     wave_wbin::read(&bytes).map_err(|e| {
         eprintln!("error: {}: {e}", path.display());
         Failure::Input

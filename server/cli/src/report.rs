@@ -1,6 +1,6 @@
 //! Rendering diagnostics like rustc, with codespan-reporting.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 
 use codespan_reporting::diagnostic::{Diagnostic, Label, Severity};
 use codespan_reporting::files::SimpleFile;
@@ -33,16 +33,190 @@ impl Reporter {
         Reporter { choice }
     }
 
-    /// Prints `diagnostics` of the file `name` with text `text`.
+    /// Prints `diagnostics` of the file `name` with text `text`: at most [`MAX_SHOWN`], then
+    /// a line saying how many more there are; source lines longer than [`MAX_LINE`] bytes are
+    /// shortened around the parts the diagnostic points at.
     pub(crate) fn emit(&self, name: &str, text: &str, diagnostics: &[wave_diag::Diagnostic]) {
-        let file = SimpleFile::new(name, text);
         let writer = termcolor::StandardStream::stderr(self.choice);
         let mut writer = writer.lock();
         let config = term::Config::default();
-        for d in diagnostics {
-            let _ = term::emit(&mut writer, &config, &file, &convert(d, text.len()));
+        for d in diagnostics.iter().take(MAX_SHOWN) {
+            let (shown, edits, d) = shorten(text, d);
+            let file = Shown { file: SimpleFile::new(name, shown.as_str()), original: text, edits };
+            let _ = term::emit(&mut writer, &config, &file, &convert(&d, shown.len()));
+        }
+        if diagnostics.len() > MAX_SHOWN {
+            let rest = &diagnostics[MAX_SHOWN..];
+            let errors = rest.iter().filter(|d| d.severity == wave_diag::Severity::Error).count();
+            let _ = writeln!(
+                writer,
+                "{name}: {} more diagnostics not shown ({errors} errors, {} warnings; at most {MAX_SHOWN} are shown per file)",
+                rest.len(),
+                rest.len() - errors
+            );
         }
     }
+}
+
+/// The most diagnostics shown for one file.
+pub(crate) const MAX_SHOWN: usize = 50;
+
+/// Source lines longer than this are shortened in snippets.
+pub(crate) const MAX_LINE: usize = 240;
+
+/// Bytes of context kept on each side of the span in a shortened line.
+const CONTEXT: usize = 60;
+
+/// `text` with each line longer than [`MAX_LINE`] that the diagnostic points into cut down to
+/// the pointed-at part and [`CONTEXT`] bytes around it (`…` where text was cut), and the
+/// diagnostic with its spans moved to match. Other lines stay, so line numbers do not change.
+fn shorten(text: &str, d: &wave_diag::Diagnostic) -> (String, Edits, wave_diag::Diagnostic) {
+    let len = text.len();
+    let spans: Vec<std::ops::Range<usize>> = std::iter::once(&d.span)
+        .chain(d.labels.iter().map(|(s, _)| s))
+        .map(|s| clamp(s, len))
+        .collect();
+    // The long lines the spans touch, each with the part to keep.
+    let mut cuts: Vec<(usize, usize, usize, usize)> = Vec::new(); // line start, keep from, keep to, line end
+    for s in &spans {
+        for at in [s.start, s.end] {
+            let start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+            let end = text[at..].find('\n').map_or(len, |n| at + n);
+            if end - start <= MAX_LINE {
+                continue;
+            }
+            let from = floor(text, s.start.max(start).saturating_sub(CONTEXT).max(start));
+            let to = ceil(text, end.min(s.end.max(from) + CONTEXT).min(from + MAX_LINE));
+            match cuts.iter_mut().find(|c| c.0 == start) {
+                Some(c) => {
+                    c.1 = c.1.min(from);
+                    c.2 = c.2.max(to);
+                }
+                None => cuts.push((start, from, to, end)),
+            }
+        }
+    }
+    if cuts.is_empty() {
+        return (text.to_string(), Vec::new(), d.clone());
+    }
+    cuts.sort_unstable();
+    // Edits: (from, to, replacement) replacing text[from..to].
+    let mut edits: Edits = Vec::new();
+    for &(start, from, to, end) in &cuts {
+        if from > start {
+            edits.push((start, from, "…"));
+        }
+        if to < end {
+            edits.push((to, end, "…"));
+        }
+    }
+    let mut out = String::with_capacity(len);
+    let mut last = 0;
+    for &(from, to, with) in &edits {
+        out.push_str(&text[last..from]);
+        out.push_str(with);
+        last = to;
+    }
+    out.push_str(&text[last..]);
+    let map = |p: usize| -> usize {
+        let mut shift: isize = 0;
+        for &(from, to, with) in &edits {
+            if p >= to {
+                shift += with.len() as isize - (to - from) as isize;
+            } else if p > from {
+                // Inside a cut: at the ellipsis.
+                return (from as isize + shift) as usize;
+            }
+        }
+        (p as isize + shift) as usize
+    };
+    let mut d = d.clone();
+    let moved = |s: &std::ops::Range<usize>| {
+        let s = clamp(s, len);
+        map(s.start)..map(s.end)
+    };
+    d.span = moved(&d.span);
+    for (s, _) in &mut d.labels {
+        *s = moved(s);
+    }
+    (out, edits, d)
+}
+
+/// Cuts of the original text: `text[from..to]` replaced with the string.
+type Edits = Vec<(usize, usize, &'static str)>;
+
+/// The shortened text for codespan, with the line and column numbers of the original.
+struct Shown<'t> {
+    file: SimpleFile<&'t str, &'t str>,
+    original: &'t str,
+    edits: Edits,
+}
+
+impl<'a> codespan_reporting::files::Files<'a> for Shown<'_> {
+    type FileId = ();
+    type Name = &'a str;
+    type Source = &'a str;
+
+    fn name(&'a self, id: ()) -> Result<&'a str, codespan_reporting::files::Error> {
+        codespan_reporting::files::Files::name(&self.file, id)
+    }
+
+    fn source(&'a self, id: ()) -> Result<&'a str, codespan_reporting::files::Error> {
+        codespan_reporting::files::Files::source(&self.file, id)
+    }
+
+    fn line_index(&'a self, id: (), at: usize) -> Result<usize, codespan_reporting::files::Error> {
+        codespan_reporting::files::Files::line_index(&self.file, id, at)
+    }
+
+    fn line_range(
+        &'a self,
+        id: (),
+        line: usize,
+    ) -> Result<std::ops::Range<usize>, codespan_reporting::files::Error> {
+        codespan_reporting::files::Files::line_range(&self.file, id, line)
+    }
+
+    /// The column in the original line (characters from its start, plus one).
+    fn column_number(
+        &'a self,
+        _: (),
+        _: usize,
+        at: usize,
+    ) -> Result<usize, codespan_reporting::files::Error> {
+        // Back to the original: past each cut before `at`, add what it removed.
+        let mut delta = 0usize;
+        let mut original = None;
+        for &(from, to, with) in &self.edits {
+            let shown_from = from - delta;
+            if at < shown_from {
+                break;
+            }
+            if at < shown_from + with.len() {
+                original = Some(from);
+                break;
+            }
+            delta += (to - from) - with.len();
+        }
+        let original = original.unwrap_or(at + delta);
+        let original = floor(self.original, original.min(self.original.len()));
+        let start = self.original[..original].rfind('\n').map_or(0, |n| n + 1);
+        Ok(self.original[start..original].chars().count() + 1)
+    }
+}
+
+fn floor(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+fn ceil(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
 }
 
 fn clamp(span: &std::ops::Range<usize>, len: usize) -> std::ops::Range<usize> {

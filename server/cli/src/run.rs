@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use wave_conformance::options::{
     Dump, json_string, parse_arg, parse_dims, parse_dump, parse_number,
@@ -148,8 +148,8 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
         let offset = parse_number(offset)
             .and_then(|o| usize::try_from(o).ok())
             .ok_or_else(|| usage(format!("--load: bad offset `{offset}`")))?;
-        let bytes = std::fs::read(file).map_err(|e| usage(format!("cannot read `{file}`: {e}")))?;
-        if offset + bytes.len() > device.len() {
+        let bytes = crate::read_bytes(Path::new(file))?;
+        if offset.checked_add(bytes.len()).is_none_or(|end| end > device.len()) {
             return Err(usage(format!(
                 "--load: {} bytes at {offset} do not fit in {} bytes of device memory",
                 bytes.len(),
@@ -169,7 +169,8 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
             .collect();
     }
     for d in &dumps {
-        if d.offset + d.count * d.elem.size() > device.len() {
+        let end = d.count.checked_mul(d.elem.size()).and_then(|n| n.checked_add(d.offset));
+        if end.is_none_or(|end| end > device.len()) {
             return Err(usage(format!(
                 "--dump at {} of {} {} values lies outside device memory",
                 d.offset,

@@ -436,6 +436,28 @@ fn lsp_speaks_the_protocol_on_stdio() {
     assert!(status.success(), "{status:?}");
 }
 
+/// `wave lsp` over stdio after malformed messages (issue 19: it used to answer the first one
+/// and exit with status 0): each gets its error and the session goes on to a clean exit.
+#[test]
+fn lsp_survives_malformed_messages_on_stdio() {
+    let mut io = Stdio::start("lsp");
+    io.send("this is not JSON");
+    assert!(io.wait_for("-32700").contains("\"id\":null"));
+    io.send("[]");
+    io.wait_for("-32600");
+    io.send(r#"{"jsonrpc":"2.0","id":1.5,"method":"initialize","params":{}}"#);
+    io.wait_for("-32600");
+    io.send(r#"{"jsonrpc":"2.0","id":7,"method":"$/unknown"}"#);
+    assert!(io.wait_for("-32601").contains("\"id\":7"));
+    io.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#);
+    assert!(io.wait_for("\"id\":1").contains("capabilities"));
+    io.send(r#"{"jsonrpc":"2.0","id":2,"method":"shutdown"}"#);
+    io.wait_for("\"id\":2");
+    io.send(r#"{"jsonrpc":"2.0","method":"exit"}"#);
+    let status = io.child.wait().expect("exits");
+    assert!(status.success(), "{status:?}");
+}
+
 /// `wave dap` end to end over stdio: a debug session on a case file, stopped on entry, a step,
 /// a variable, then disconnect.
 #[test]
@@ -697,4 +719,136 @@ fn lsp_compares_a_gpu_run_with_the_emulator() {
     io.wait_for("\"id\":5");
     io.send(r#"{"jsonrpc":"2.0","method":"exit"}"#);
     let _ = io.child.wait();
+}
+
+/// Issue 19: the command line's inputs that crashed it, hung it or flooded its output.
+#[test]
+fn bad_inputs_are_one_clear_error_never_a_crash_a_hang_or_a_flood() {
+    let data = tmp("bounded.bin");
+    std::fs::write(&data, [1u8, 2, 3, 4]).expect("write");
+    let kernel = "compiler/asm/tests/data/vector_add.wave";
+    // An offset whose end overflows: the fit check, not a panic (exit 101).
+    let load = format!("18446744073709551615={}", data.display());
+    let o = wave(&["run", kernel, "--load", &load]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("do not fit"), "{}", text(&o.stderr));
+    let o = wave(&["run", kernel, "--dump", "16:u32:4611686018427387904"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    // Not regular files, and one over the size limit (sparse: no disk used).
+    for path in ["/dev/zero", "/tmp"] {
+        let o = wave(&["run", path]);
+        assert_eq!(o.status.code(), Some(2), "{path}: {}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("not a regular file"), "{path}: {}", text(&o.stderr));
+    }
+    let o = wave(&["run", kernel, "--load", "0=/dev/zero"]);
+    assert!(text(&o.stderr).contains("not a regular file"), "{}", text(&o.stderr));
+    let big = tmp("big.wave");
+    std::fs::File::create(&big).and_then(|f| f.set_len(65 << 20)).expect("sparse file");
+    let o = wave(&["check", big.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("over the limit of 67108864 bytes"), "{}", text(&o.stderr));
+    let _ = std::fs::remove_file(&big);
+
+    // 3,000 `if` on one C++ line of 40 KB: one error (E0412), its snippet cut to the part
+    // that matters.
+    let cpp = tmp("line.cpp");
+    std::fs::write(
+        &cpp,
+        format!(
+            "[[wave::kernel, wave::workgroup(32, 1, 1)]]\nvoid k(uint32_t* out) {{\n    uint32_t i = wave::global_id(0);\n{}out[0] = i;{}\n}}\n",
+            "if (i > 0) { ".repeat(3000),
+            "}".repeat(3000)
+        ),
+    )
+    .expect("write");
+    let o = wave(&["--color", "never", "compile", cpp.to_str().unwrap()]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("error[E0412]").count(), 1, "{err}");
+    assert!(err.len() < 2000, "{} bytes of output:\n{err}", err.len());
+    assert!(err.lines().all(|l| l.len() < 400), "{err}");
+    assert!(err.contains("…"), "{err}");
+    // The location is the original line's column, not the shortened one's.
+    let column: usize = err
+        .split("line.cpp:4:")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    assert!(column > 6000, "{err}");
+
+    // Many errors: the first 50, then how many more.
+    let many = tmp("many.wave");
+    let mut source = String::from(".kernel k\n");
+    for _ in 0..120 {
+        source.push_str("    bogus r1, r2\n");
+    }
+    source.push_str(".end\n");
+    std::fs::write(&many, source).expect("write");
+    let o = wave(&["--color", "never", "check", many.to_str().unwrap()]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("error[E").count(), 50, "{err}");
+    assert!(err.contains("70 more diagnostics not shown (70 errors, 0 warnings"), "{err}");
+}
+
+/// Issue 19: nesting that overflowed the stack or aborted a grammar's scanner is a located
+/// error (E0412, E0167), from every command that reads the source.
+#[test]
+fn deep_nesting_is_a_located_error_from_every_command() {
+    let mut scanner = String::from("def k(a):\n\"\n");
+    for level in 1..=520 {
+        scanner.push_str(&" ".repeat(level));
+        scanner.push_str("if a:\n");
+    }
+    let py = tmp("scanner.py");
+    std::fs::write(&py, &scanner).expect("write");
+    let o = wave(&["--color", "never", "compile", py.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("error[E0412]"), "{}", text(&o.stderr));
+    let o = wave(&["--color", "never", "run", py.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+
+    let parens = tmp("parens.py");
+    std::fs::write(
+        &parens,
+        format!(
+            "import wave\n\n@wave.kernel(workgroup=32)\ndef k(out: u32[:]):\n    out[0] = {}1{}\n",
+            "(".repeat(5000),
+            ")".repeat(5000)
+        ),
+    )
+    .expect("write");
+    let case = tmp("parens.toml");
+    std::fs::write(
+        &case,
+        "name = \"deep\"\nfile = \"parens.py\"\nkernel = \"k\"\n[dispatch]\ngrid = [1, 1, 1]\n[args]\nout = 0\n[[expect]]\noffset = 0\nu32 = [1]\n",
+    )
+    .expect("write");
+    let o = wave(&["--color", "never", "run", case.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("E0412"), "{}", text(&o.stderr));
+    let o = wave(&["test", case.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).contains("0 passed, 1 failed"), "{}", text(&o.stdout));
+
+    let deep = tmp("deep.wave");
+    std::fs::write(
+        &deep,
+        format!(
+            ".kernel deep\n.param out: ptr\n    mov r1, sr_lane_id\n    icmp.gt p0, r1, 3\n{}    iadd r1, r1, 1\n{}    device_store.u32 out, r1\n.end\n",
+            "    if p0\n".repeat(20_000),
+            "    endif\n".repeat(20_000)
+        ),
+    )
+    .expect("write");
+    for args in [&["emit", "--target", "ptx"][..], &["run"], &["check"]] {
+        let mut all = vec!["--color", "never"];
+        all.extend_from_slice(args);
+        all.push(deep.to_str().unwrap());
+        let o = wave(&all);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("error[E0167]"), "{args:?}: {}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("deep.wave:1029:5"), "{args:?}: {}", text(&o.stderr));
+    }
 }

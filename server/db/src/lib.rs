@@ -315,7 +315,12 @@ pub fn source_build(db: &dyn salsa::Database, file: SourceFile) -> Option<Source
     };
     build.diagnostics = diagnostics
         .into_iter()
-        .filter(|d| d.code != wave_kernel::front::codes::NO_KERNEL && inside(d))
+        // Nesting the compiler does not follow stops it before it finds the functions: that
+        // error is the file's, wherever it is.
+        .filter(|d| {
+            d.code != wave_kernel::front::codes::NO_KERNEL
+                && (inside(d) || d.code == wave_kernel::front::codes::NESTING)
+        })
         .collect();
     build.functions = functions;
     Some(build)

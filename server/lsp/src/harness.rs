@@ -27,10 +27,7 @@ impl Client {
     pub fn start() -> Client {
         let (client_side, server_side) = tokio::io::duplex(1 << 20);
         let (server_in, server_out) = tokio::io::split(server_side);
-        tokio::spawn(async move {
-            let (service, socket) = crate::service();
-            tower_lsp_server::Server::new(server_in, server_out, socket).serve(service).await;
-        });
+        tokio::spawn(crate::transport::serve(server_in, server_out));
         let (reader, writer) = tokio::io::split(client_side);
         Client {
             reader: BufReader::new(reader),
@@ -124,6 +121,28 @@ impl Client {
                     Some(e) => Err(e.clone()),
                     None => Ok(r.get("result").cloned().unwrap_or(Value::Null)),
                 });
+            }
+        }
+    }
+
+    /// Sends `body` framed as it is (any bytes), as a broken client might.
+    pub async fn send_raw(&mut self, body: &[u8]) -> std::io::Result<()> {
+        self.writer.write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes()).await?;
+        self.writer.write_all(body).await?;
+        self.writer.flush().await
+    }
+
+    /// Sends bytes with no framing added (broken headers).
+    pub async fn send_bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.writer.write_all(bytes).await?;
+        self.writer.flush().await
+    }
+
+    /// Waits for the next response, whatever its id.
+    pub async fn next_response(&mut self) -> std::io::Result<Value> {
+        loop {
+            if let Some(r) = self.pump().await? {
+                return Ok(r);
             }
         }
     }

@@ -11,6 +11,7 @@
 mod convert;
 mod features;
 pub mod harness;
+pub mod transport;
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -20,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use salsa::Setter;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
-use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+use tower_lsp_server::{Client, LanguageServer, LspService};
 
 use crate::convert::{Encoding, LineIndex};
 
@@ -716,11 +717,15 @@ pub fn service() -> (LspService<Backend>, tower_lsp_server::ClientSocket) {
 
 /// Serves the protocol on standard input and output until the client exits.
 pub fn run_stdio() -> std::io::Result<()> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    runtime.block_on(async {
-        let (service, socket) = service();
-        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
-    });
+    // Handlers compute on this thread (the `wave` command gives it a large stack); runs go to
+    // blocking threads, given the same.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .thread_stack_size(64 << 20)
+        .build()?;
+    runtime.block_on(transport::serve(tokio::io::stdin(), tokio::io::stdout()));
+    // Reading standard input blocks a thread that no one can wake: do not wait for it.
+    runtime.shutdown_background();
     Ok(())
 }
 

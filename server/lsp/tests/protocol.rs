@@ -436,3 +436,138 @@ fn a_cancelled_run_stops_and_the_server_keeps_answering() {
         c.shutdown().await.expect("shutdown");
     });
 }
+
+/// Every malformed message of the fuzzing report (issue 19) gets its JSON-RPC error, and the
+/// session goes on: a real request after each one is answered.
+#[test]
+fn malformed_messages_are_answered_and_the_session_goes_on() {
+    runtime().block_on(async {
+        let mut c = pushing().await;
+        c.open(URI, LOOP).await.expect("open");
+        let symbols = json!({"textDocument": {"uri": URI}});
+        let bad: [(&[u8], i64); 13] = [
+            (b"this is not JSON", -32700),
+            (b"\xff\xfe{\"jsonrpc\":\"2.0\"}", -32700),
+            (b"{}", -32600),
+            (b"[]", -32600),
+            (b"null", -32600),
+            (b"[{\"jsonrpc\":\"2.0\",\"id\":90,\"method\":\"shutdown\"}]", -32600),
+            (b"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"textDocument/hover\",\"params\":{}}", -32600),
+            (b"{\"jsonrpc\":\"2.0\",\"id\":[],\"method\":\"textDocument/hover\",\"params\":{}}", -32600),
+            (b"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"textDocument/hover\",\"params\":{}}", -32600),
+            (b"{\"id\":91,\"method\":\"textDocument/hover\",\"params\":{}}", -32600),
+            (b"{\"jsonrpc\":\"2.0\",\"id\":92,\"method\":\"$/wave.unknown\"}", -32601),
+            (b"{\"jsonrpc\":\"2.0\",\"id\":93,\"method\":\"textDocument/documentSymbol\",\"params\":{\"textDocument\":{\"uri\":\"\\ud83d\"}}}", 0),
+            (b"{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didChange\",\"params\":{\"textDocument\":{\"uri\":\"file:///tmp/wave-protocol-test/loop.wave\",\"version\":2},\"contentChanges\":[{\"text\":\"; \\ud83d lone\\n\"}]}}", 0),
+        ];
+        for (body, code) in bad {
+            c.send_raw(body).await.expect("send");
+            if code != 0 {
+                let answer = c.next_response().await.expect("an answer to the malformed message");
+                assert_eq!(answer["error"]["code"], code, "{}: {answer}", String::from_utf8_lossy(body));
+            }
+            // The session goes on.
+            let r = c.request("textDocument/documentSymbol", symbols.clone()).await;
+            assert!(r.expect("the server is still there").is_ok(), "after {}", String::from_utf8_lossy(body));
+        }
+        // The lone surrogate in the last edit became U+FFFD: the document is one comment line.
+        let d = c
+            .wait_for("textDocument/publishDiagnostics", |p| p["version"] == 2)
+            .await
+            .expect("diagnostics of version 2");
+        assert_eq!(d["diagnostics"], json!([]), "{d}");
+        let hover = ok(c.request("textDocument/semanticTokens/full", symbols.clone()).await);
+        assert!(hover["data"].is_array());
+        // Broken framing: a header without Content-Length, then one that is not a number.
+        c.send_bytes(b"Content-Type: nothing\r\n\r\n").await.expect("send");
+        assert_eq!(c.next_response().await.expect("answer")["error"]["code"], -32700);
+        c.send_bytes(b"Content-Length: lots\r\n\r\n").await.expect("send");
+        assert_eq!(c.next_response().await.expect("answer")["error"]["code"], -32700);
+        assert!(c.request("textDocument/documentSymbol", symbols).await.expect("alive").is_ok());
+        c.shutdown().await.expect("shutdown");
+    });
+}
+
+/// The documents of the fuzzing report that took the server down (issue 19), each opened and
+/// asked for everything: a Python file that aborted tree-sitter-python's scanner, 1,600 nested
+/// `if` in Rust, 5,000 parentheses in Python, a C++ line of 3,000 `if`, 20,000 nested `if p0`
+/// in WAVE. Each gets its diagnostics and answers; the server goes on. The server runs here as
+/// `wave lsp` runs it: on a thread with a large stack, in a debug build.
+#[test]
+fn deeply_nested_documents_get_diagnostics_and_the_server_goes_on() {
+    let mut python_scanner = String::from("def k(a):\n\"\n");
+    for level in 1..=520 {
+        python_scanner.push_str(&" ".repeat(level));
+        python_scanner.push_str("if a:\n");
+    }
+    let rust_ifs = format!(
+        "#[wave::kernel(workgroup = (32, 1, 1))]\nfn k(out: &mut [u32]) {{\n    let i = wave::global_id(0);\n{}out[0] = i;{}\n}}\n",
+        "if i > 0 { ".repeat(1600),
+        "}".repeat(1600)
+    );
+    let python_parens = format!(
+        "import wave\n\n@wave.kernel(workgroup=32)\ndef k(out: u32[:]):\n    out[0] = {}1{}\n",
+        "(".repeat(5000),
+        ")".repeat(5000)
+    );
+    let cpp_line = format!(
+        "[[wave::kernel, wave::workgroup(32, 1, 1)]]\nvoid k(uint32_t* out) {{\n    uint32_t i = wave::global_id(0);\n{}out[0] = i;{}\n}}\n",
+        "if (i > 0) { ".repeat(3000),
+        "}".repeat(3000)
+    );
+    let wave = format!(
+        ".kernel deep\n.param out: ptr\n.workgroup_size 32\n    mov r1, sr_lane_id\n    icmp.gt p0, r1, 3\n{}    iadd r1, r1, 1\n{}    device_store.u32 out, r1\n.end\n",
+        "    if p0\n".repeat(20_000),
+        "    endif\n".repeat(20_000)
+    );
+    let documents = [
+        ("file:///tmp/wave-deep/scanner.py", python_scanner, "E0412"),
+        ("file:///tmp/wave-deep/ifs.rs", rust_ifs, "E0412"),
+        ("file:///tmp/wave-deep/parens.py", python_parens, "E0412"),
+        ("file:///tmp/wave-deep/line.cpp", cpp_line, "E0412"),
+        ("file:///tmp/wave-deep/deep.wave", wave, "E0167"),
+    ];
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || {
+            runtime().block_on(async {
+                let mut c = pushing().await;
+                for (uri, text, code) in &documents {
+                    c.open(uri, text).await.expect("open");
+                    let d = c
+                        .wait_for("textDocument/publishDiagnostics", |p| p["uri"] == *uri)
+                        .await
+                        .expect("diagnostics");
+                    let codes: Vec<&str> = d["diagnostics"]
+                        .as_array()
+                        .expect("a list")
+                        .iter()
+                        .filter_map(|d| d["code"].as_str())
+                        .collect();
+                    assert!(codes.contains(code), "{uri}: {codes:?}");
+                    let doc = json!({"textDocument": {"uri": uri}});
+                    let at = json!({"textDocument": {"uri": uri}, "position": {"line": 4, "character": 12}});
+                    let range = json!({"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 9, "character": 0}}});
+                    for (method, params) in [
+                        ("textDocument/semanticTokens/full", &doc),
+                        ("textDocument/documentSymbol", &doc),
+                        ("textDocument/foldingRange", &doc),
+                        ("textDocument/codeLens", &doc),
+                        ("textDocument/formatting", &json!({"textDocument": {"uri": uri}, "options": {"tabSize": 4, "insertSpaces": true}})),
+                        ("textDocument/hover", &at),
+                        ("textDocument/completion", &at),
+                        ("textDocument/definition", &at),
+                        ("textDocument/inlayHint", &range),
+                        ("wave/preview", &json!({"textDocument": {"uri": uri}, "target": "ptx"})),
+                    ] {
+                        let answer = c.request(method, params.clone()).await;
+                        assert!(answer.is_ok(), "{uri}: {method}: the server is gone");
+                    }
+                }
+                c.shutdown().await.expect("shutdown");
+            });
+        })
+        .expect("thread")
+        .join()
+        .expect("no panic");
+}

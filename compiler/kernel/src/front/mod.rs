@@ -39,7 +39,25 @@ pub mod codes {
     /// Local Memory that cannot be laid out: a private array kept in memory without a
     /// workgroup size, or more than LOCAL_MEMORY_SIZE in all.
     pub const LOCAL_MEMORY: &str = "E0411";
+    /// Code nested deeper than the compiler follows ([`super::MAX_NESTING`] syntax levels, or
+    /// more indentation widths than the Python grammar tracks).
+    pub const NESTING: &str = "E0412";
 }
+
+/// The deepest syntax tree the frontends accept: blocks, statements and expressions inside
+/// each other, counted as tree-sitter nodes (a nested `if` in Rust is three: the expression,
+/// its block, the statement; a parenthesis in Python is one). Far above written code (the
+/// kernel set stays under 40); the typer and the passes after it recurse once per level or
+/// so, and at this depth need a few MB of stack (`docs/diagnostics.md#E0412`).
+pub const MAX_NESTING: usize = 1000;
+
+/// The most different indentation widths a Python file may use. tree-sitter-python's external
+/// scanner keeps a stack of the widths of the open blocks and, between tokens, serialises it
+/// into tree-sitter's 1024-byte buffer; past about 510 levels it writes one byte too many and
+/// a C assertion aborts the process (no unwinding can catch that). The stack holds strictly
+/// increasing widths, so it is never deeper than the number of different widths, which is
+/// counted before parsing. CPython itself stops at 100 levels of indentation.
+pub const MAX_INDENT_WIDTHS: usize = 380;
 
 /// A failure already reported as a diagnostic (the frontends and the typer go on with the
 /// next statement).
@@ -54,6 +72,18 @@ fn parse_tree(
     name: &str,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<Tree> {
+    if name == "Python"
+        && let Some(span) = python_indentation(text)
+    {
+        diagnostics.push(Diagnostic::error(
+            codes::NESTING,
+            span,
+            format!(
+                "too many levels of indentation: this line brings the file to more than {MAX_INDENT_WIDTHS} different indentation widths, more than the Python grammar can follow"
+            ),
+        ));
+        return None;
+    }
     let mut parser = tree_sitter::Parser::new();
     if parser.set_language(language).is_err() {
         diagnostics.push(Diagnostic::error(
@@ -64,10 +94,83 @@ fn parse_tree(
         return None;
     }
     let tree = parser.parse(text, None);
-    if tree.is_none() {
+    let Some(tree) = tree else {
         diagnostics.push(Diagnostic::error("E0000", 0..0, "internal error: parsing stopped"));
+        return None;
+    };
+    if let Some(deep) = too_deep(tree.root_node()) {
+        let span =
+            deep.start_byte()..deep.start_byte().max(deep.end_byte().min(deep.start_byte() + 1));
+        let mut d = Diagnostic::error(
+            codes::NESTING,
+            span,
+            format!("code nested deeper than {MAX_NESTING} levels"),
+        );
+        d.notes.push(format!(
+            "the compiler follows at most {MAX_NESTING} levels of blocks, statements and expressions inside each other; move the inner part into a helper function"
+        ));
+        diagnostics.push(d);
+        return None;
     }
-    tree
+    Some(tree)
+}
+
+/// The first node (in document order) more than [`MAX_NESTING`] levels below `root`, found
+/// without recursion.
+fn too_deep(root: Node<'_>) -> Option<Node<'_>> {
+    let mut cursor = root.walk();
+    let mut depth = 0usize;
+    loop {
+        if depth > MAX_NESTING {
+            return Some(cursor.node());
+        }
+        if cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return None;
+            }
+            depth -= 1;
+        }
+    }
+}
+
+/// Where a Python file passes [`MAX_INDENT_WIDTHS`] different indentation widths, measured as
+/// tree-sitter-python's scanner measures them (a space 1, a tab 8, `\r` and form feed back
+/// to 0, a backslash-newline not ending the line, widths in 16 bits), over every line that
+/// does not start with a comment: a superset of the widths the scanner can push.
+fn python_indentation(text: &str) -> Option<Span> {
+    let mut seen = std::collections::HashSet::new();
+    let bytes = text.as_bytes();
+    let (mut width, mut at_start) = (0u16, true);
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'\n' => (width, at_start) = (0, true),
+            _ if !at_start => {}
+            b' ' => width = width.wrapping_add(1),
+            b'\t' => width = width.wrapping_add(8),
+            b'\r' | 0x0C => width = 0,
+            b'\\' if bytes.get(i + 1) == Some(&b'\n') => i += 1,
+            b'\\' if bytes.get(i + 1) == Some(&b'\r') && bytes.get(i + 2) == Some(&b'\n') => i += 2,
+            b'#' => at_start = false,
+            _ => {
+                at_start = false;
+                if seen.insert(width) && seen.len() > MAX_INDENT_WIDTHS {
+                    let end = text[i..].find('\n').map_or(text.len(), |n| i + n);
+                    return Some(i..end);
+                }
+            }
+        }
+        i += 1;
+    }
+    None
 }
 
 /// A syntax error (E0400) wherever tree-sitter saw one.
