@@ -140,3 +140,22 @@ fn deep_parentheses_are_one_error_and_the_deepest_accepted_compile() {
         assert!(ok >= 300, "{language:?}: only {ok} parentheses accepted");
     }
 }
+
+/// Found by the document fuzzer: the deepest node began with `𝄞`, and E0412 pointed at its
+/// first byte only, which the command line's report could not cut a snippet at.
+#[test]
+fn the_error_points_at_whole_characters() {
+    let text =
+        include_str!("../../../server/cli/tests/data/fuzz/report_span_inside_a_character.ts");
+    let (_, d) = std::thread::Builder::new()
+        .stack_size(STACK)
+        .spawn(move || wave_kernel::compile(text, Language::TypeScript, "fuzz", Options::default()))
+        .expect("thread")
+        .join()
+        .expect("no panic");
+    let e = d.iter().find(|d| d.code == "E0412").expect("E0412");
+    assert_eq!(&text[e.span.clone()], "𝄞");
+    for d in &d {
+        assert!(text.is_char_boundary(d.span.start) && text.is_char_boundary(d.span.end), "{d:?}");
+    }
+}

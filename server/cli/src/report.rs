@@ -74,7 +74,7 @@ fn shorten(text: &str, d: &wave_diag::Diagnostic) -> (String, Edits, wave_diag::
     let len = text.len();
     let spans: Vec<std::ops::Range<usize>> = std::iter::once(&d.span)
         .chain(d.labels.iter().map(|(s, _)| s))
-        .map(|s| clamp(s, len))
+        .map(|s| on_chars(text, s))
         .collect();
     // The long lines the spans touch, each with the part to keep.
     let mut cuts: Vec<(usize, usize, usize, usize)> = Vec::new(); // line start, keep from, keep to, line end
@@ -97,16 +97,22 @@ fn shorten(text: &str, d: &wave_diag::Diagnostic) -> (String, Edits, wave_diag::
         }
     }
     if cuts.is_empty() {
-        return (text.to_string(), Vec::new(), d.clone());
+        let mut d = d.clone();
+        d.span = on_chars(text, &d.span);
+        for (s, _) in &mut d.labels {
+            *s = on_chars(text, s);
+        }
+        return (text.to_string(), Vec::new(), d);
     }
     cuts.sort_unstable();
     // Edits: (from, to, replacement) replacing text[from..to].
     let mut edits: Edits = Vec::new();
     for &(start, from, to, end) in &cuts {
-        if from > start {
+        // A cut only where it saves more than the ellipsis it puts there.
+        if from > start + "…".len() {
             edits.push((start, from, "…"));
         }
-        if to < end {
+        if end > to + "…".len() {
             edits.push((to, end, "…"));
         }
     }
@@ -132,7 +138,7 @@ fn shorten(text: &str, d: &wave_diag::Diagnostic) -> (String, Edits, wave_diag::
     };
     let mut d = d.clone();
     let moved = |s: &std::ops::Range<usize>| {
-        let s = clamp(s, len);
+        let s = on_chars(text, s);
         map(s.start)..map(s.end)
     };
     d.span = moved(&d.span);
@@ -203,6 +209,13 @@ impl<'a> codespan_reporting::files::Files<'a> for Shown<'_> {
         let start = self.original[..original].rfind('\n').map_or(0, |n| n + 1);
         Ok(self.original[start..original].chars().count() + 1)
     }
+}
+
+/// `span` within `text` and on character boundaries (a diagnostic may point into the middle
+/// of a character of a mangled file).
+fn on_chars(text: &str, span: &std::ops::Range<usize>) -> std::ops::Range<usize> {
+    let s = clamp(span, text.len());
+    floor(text, s.start)..ceil(text, s.end)
 }
 
 fn floor(text: &str, mut at: usize) -> usize {

@@ -99,8 +99,10 @@ fn parse_tree(
         return None;
     };
     if let Some(deep) = too_deep(tree.root_node()) {
-        let span =
-            deep.start_byte()..deep.start_byte().max(deep.end_byte().min(deep.start_byte() + 1));
+        // Its first character.
+        let start = deep.start_byte();
+        let first = text.get(start..).and_then(|t| t.chars().next()).map_or(0, char::len_utf8);
+        let span = start..(start + first).min(deep.end_byte().max(start));
         let mut d = Diagnostic::error(
             codes::NESTING,
             span,
