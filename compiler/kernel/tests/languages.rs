@@ -257,3 +257,36 @@ fn ts_model(x: u32) -> u32 {
 fn typescript_numbers_division_and_helpers_compute_what_javascript_does() {
     check(TYPESCRIPT, Language::TypeScript, ts_model);
 }
+
+/// Comments inside parameter and argument lists are not parameters or arguments (tree-sitter
+/// lists them among the named children; found while testing the command line's snippets).
+#[test]
+fn comments_in_parameter_and_argument_lists_are_ignored() {
+    let sources = [
+        (
+            Language::Python,
+            "import wave\n\n@wave.kernel(workgroup=32)\ndef k(inp: u32[:],  # in\n      out: u32[:]):  # out\n    i = wave.global_id()\n    out[i] = max(inp[i],  # first\n                 3)\n",
+        ),
+        (
+            Language::Rust,
+            "#[wave::kernel(workgroup = (32, 1, 1))]\nfn k(inp: &[u32], // in\n     out: &mut [u32]) {\n    let i = wave::global_id(0);\n    out[i as usize] = inp[i as usize].max(/* first */ 3);\n}\n",
+        ),
+        (
+            Language::Cpp,
+            "[[wave::kernel, wave::workgroup(32, 1, 1)]]\nvoid k(const uint32_t* inp, // in\n       uint32_t* out /* out */) {\n    uint32_t i = wave::global_id(0);\n    out[i] = std::max(inp[i], /* first */ 3u);\n}\n",
+        ),
+        (
+            Language::TypeScript,
+            "import * as wave from \"wave\";\nimport type { u32 } from \"wave\";\nexport const k = wave.kernel({ workgroup: [32] }, function k(inp: Uint32Array, // in\n  out: Uint32Array) {\n  const i: u32 = wave.globalId();\n  out[i] = Math.max(inp[i], /* first */ 3);\n});\n",
+        ),
+    ];
+    for (language, text) in sources {
+        for level in [Level::O0, Level::O2] {
+            assert_eq!(
+                run(text, language, level),
+                (0..N).map(|i| input(i).max(3)).collect::<Vec<_>>(),
+                "{language:?}"
+            );
+        }
+    }
+}

@@ -159,3 +159,30 @@ fn the_error_points_at_whole_characters() {
         assert!(text.is_char_boundary(d.span.start) && text.is_char_boundary(d.span.end), "{d:?}");
     }
 }
+
+/// Found in review: chains the tree lists side by side but the frontends fold into nested
+/// statements (Python `elif`, Rust match arms, C++ `switch` cases) count a level per clause.
+#[test]
+fn long_chains_of_clauses_count_as_nesting() {
+    let elifs = |n: usize| {
+        let mut body = String::from("    if i == 0:\n        out[i] = 0\n");
+        for k in 1..n {
+            body.push_str(&format!("    elif i == {k}:\n        out[i] = {k}\n"));
+        }
+        python(&body)
+    };
+    let arms = |n: usize| {
+        let arms: String = (0..n).map(|k| format!("{k} => {k}, ")).collect();
+        rust(&format!("    out[i as usize] = match i {{ {arms}_ => 0 }};"))
+    };
+    let cases = |n: usize| {
+        let cases: String = (0..n).map(|k| format!("case {k}: out[i] = {k}; ")).collect();
+        cpp(&format!("    switch (i) {{ {cases}default: break; }}"))
+    };
+    assert_eq!(codes(elifs(200), Language::Python), (true, vec![]));
+    assert_eq!(nesting_errors(arms(200), Language::Rust), Vec::<usize>::new());
+    assert_eq!(nesting_errors(cases(200), Language::Cpp), Vec::<usize>::new());
+    assert_eq!(nesting_errors(elifs(20_000), Language::Python).len(), 1);
+    assert_eq!(nesting_errors(arms(20_000), Language::Rust).len(), 1);
+    assert_eq!(nesting_errors(cases(20_000), Language::Cpp).len(), 1);
+}

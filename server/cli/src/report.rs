@@ -67,54 +67,66 @@ pub(crate) const MAX_LINE: usize = 240;
 /// Bytes of context kept on each side of the span in a shortened line.
 const CONTEXT: usize = 60;
 
-/// `text` with each line longer than [`MAX_LINE`] that the diagnostic points into cut down to
-/// the pointed-at part and [`CONTEXT`] bytes around it (`…` where text was cut), and the
-/// diagnostic with its spans moved to match. Other lines stay, so line numbers do not change.
+/// `text` with each line longer than [`MAX_LINE`] that the snippet of the diagnostic can show
+/// cut down to [`CONTEXT`] bytes around each span's ends (or its start, on a line no span
+/// ends on), `…` where text was cut, and the diagnostic with its spans moved to match. No
+/// newline is cut, so line numbers do not change.
 fn shorten(text: &str, d: &wave_diag::Diagnostic) -> (String, Edits, wave_diag::Diagnostic) {
     let len = text.len();
     let spans: Vec<std::ops::Range<usize>> = std::iter::once(&d.span)
         .chain(d.labels.iter().map(|(s, _)| s))
         .map(|s| on_chars(text, s))
         .collect();
-    // The long lines the spans touch, each with the part to keep.
-    let mut cuts: Vec<(usize, usize, usize, usize)> = Vec::new(); // line start, keep from, keep to, line end
-    for s in &spans {
-        for at in [s.start, s.end] {
-            let start = text[..at].rfind('\n').map_or(0, |n| n + 1);
-            let end = text[at..].find('\n').map_or(len, |n| at + n);
-            if end - start <= MAX_LINE {
-                continue;
+    // Every line codespan may print lies between the line before the first span and the line
+    // after the last one. Each long line there keeps a window around each span endpoint on it
+    // (or its first MAX_LINE bytes when none is), and the rest becomes `…`.
+    let first = spans.iter().map(|s| s.start).min().unwrap_or(0);
+    let last = spans.iter().map(|s| s.end).max().unwrap_or(0);
+    let line_start = |at: usize| text[..at].rfind('\n').map_or(0, |n| n + 1);
+    let region_start = line_start(line_start(first).saturating_sub(1));
+    let region_end = {
+        let end = text[last..].find('\n').map_or(len, |n| last + n);
+        if end < len { text[end + 1..].find('\n').map_or(len, |n| end + 1 + n) } else { len }
+    };
+    let mut edits: Edits = Vec::new();
+    let mut start = region_start;
+    while start <= region_end && start <= len {
+        let end = text[start..].find('\n').map_or(len, |n| start + n);
+        if end - start > MAX_LINE {
+            let mut windows: Vec<(usize, usize)> = spans
+                .iter()
+                .flat_map(|s| [s.start, s.end])
+                .filter(|&at| start <= at && at <= end)
+                .map(|at| {
+                    let from = floor(text, at.saturating_sub(CONTEXT).max(start));
+                    (from, ceil(text, (at + CONTEXT).min(end)))
+                })
+                .collect();
+            if windows.is_empty() {
+                windows.push((start, ceil(text, (start + MAX_LINE).min(end))));
             }
-            let from = floor(text, s.start.max(start).saturating_sub(CONTEXT).max(start));
-            let to = ceil(text, end.min(s.end.max(from) + CONTEXT).min(from + MAX_LINE));
-            match cuts.iter_mut().find(|c| c.0 == start) {
-                Some(c) => {
-                    c.1 = c.1.min(from);
-                    c.2 = c.2.max(to);
+            windows.sort_unstable();
+            let mut kept = start;
+            for (from, to) in merged(windows) {
+                // A cut only where it saves more than the ellipsis it puts there.
+                if from > kept + "…".len() {
+                    edits.push((kept, from, "…"));
                 }
-                None => cuts.push((start, from, to, end)),
+                kept = to;
+            }
+            if end > kept + "…".len() {
+                edits.push((kept, end, "…"));
             }
         }
+        start = end + 1;
     }
-    if cuts.is_empty() {
+    if edits.is_empty() {
         let mut d = d.clone();
         d.span = on_chars(text, &d.span);
         for (s, _) in &mut d.labels {
             *s = on_chars(text, s);
         }
         return (text.to_string(), Vec::new(), d);
-    }
-    cuts.sort_unstable();
-    // Edits: (from, to, replacement) replacing text[from..to].
-    let mut edits: Edits = Vec::new();
-    for &(start, from, to, end) in &cuts {
-        // A cut only where it saves more than the ellipsis it puts there.
-        if from > start + "…".len() {
-            edits.push((start, from, "…"));
-        }
-        if end > to + "…".len() {
-            edits.push((to, end, "…"));
-        }
     }
     let mut out = String::with_capacity(len);
     let mut last = 0;
@@ -146,6 +158,18 @@ fn shorten(text: &str, d: &wave_diag::Diagnostic) -> (String, Edits, wave_diag::
         *s = moved(s);
     }
     (out, edits, d)
+}
+
+/// Sorted windows, overlapping ones joined.
+fn merged(windows: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for (from, to) in windows {
+        match out.last_mut() {
+            Some(last) if from <= last.1 => last.1 = last.1.max(to),
+            _ => out.push((from, to)),
+        }
+    }
+    out
 }
 
 /// Cuts of the original text: `text[from..to]` replaced with the string.

@@ -852,3 +852,36 @@ fn deep_nesting_is_a_located_error_from_every_command() {
         assert!(text(&o.stderr).contains("deep.wave:1029:5"), "{args:?}: {}", text(&o.stderr));
     }
 }
+
+/// Long lines codespan shows between two labelled lines, and two spans far apart on one long
+/// line, are shortened too (found in review of the snippet shortening).
+#[test]
+fn long_lines_between_and_around_labels_are_shortened() {
+    let dup = tmp("dup.py");
+    std::fs::write(
+        &dup,
+        format!(
+            "import wave\n\n@wave.kernel(workgroup=32)\ndef k(a: u32[:],\n      b: u32,  # {}\n      a: u32):\n    a[0] = b\n",
+            "x".repeat(50_000)
+        ),
+    )
+    .expect("write");
+    let o = wave(&["--color", "never", "compile", dup.to_str().unwrap()]);
+    let err = text(&o.stderr);
+    assert!(err.contains("named twice"), "{err}");
+    assert!(err.lines().all(|l| l.len() < 400), "{err}");
+    let one = tmp("one.py");
+    std::fs::write(
+        &one,
+        format!(
+            "import wave\n\n@wave.kernel(workgroup=32)\ndef k(a: u32[:], {}b: u32, {}a: u32):\n    a[0] = b\n",
+            " ".repeat(30_000),
+            " ".repeat(30_000)
+        ),
+    )
+    .expect("write");
+    let o = wave(&["--color", "never", "compile", one.to_str().unwrap()]);
+    let err = text(&o.stderr);
+    assert!(err.contains("named twice"), "{err}");
+    assert!(err.lines().all(|l| l.len() < 600), "{err}");
+}

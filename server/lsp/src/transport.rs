@@ -18,9 +18,15 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-/// The largest message body accepted (a whole-document `didOpen` of a 1 MB file fits many
-/// times over); a larger one is skipped and answered with a parse error.
-pub const MAX_MESSAGE: usize = 64 << 20;
+/// The largest message body accepted from the client (a whole-document `didOpen` of a 1 MB
+/// file fits many times over); a larger one is skipped and answered with a parse error. What
+/// one message costs to decode grows with it (a body of empty arrays is about 20 bytes of
+/// memory per byte), so the bound is also a bound on memory.
+pub const MAX_MESSAGE: usize = 16 << 20;
+
+/// How long the server may take to finish its work after `exit` or the end of its input: a
+/// handler waiting for the client's answer to one of its own requests never finishes then.
+const WIND_DOWN: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The longest header line accepted.
 const MAX_HEADER_LINE: usize = 8 << 10;
@@ -41,7 +47,7 @@ where
     let relay_tx = out_tx.clone();
     let relay = async move {
         let mut from_server = BufReader::new(from_server);
-        while let Ok(Some(body)) = read_frame(&mut from_server).await {
+        while let Ok(Some(body)) = read_frame(&mut from_server, usize::MAX).await {
             if let Frame::Body(body) = body
                 && relay_tx.send(body).is_err()
             {
@@ -68,7 +74,7 @@ where
     let reader = async move {
         let mut input = BufReader::new(input);
         loop {
-            let frame = match read_frame(&mut input).await {
+            let frame = match read_frame(&mut input, MAX_MESSAGE).await {
                 Ok(Some(f)) => f,
                 // The end of the input, or an error reading it: the session is over.
                 Ok(None) | Err(_) => break,
@@ -81,10 +87,11 @@ where
                 }
             };
             match check(&body) {
-                Checked::Pass(text) => {
+                Checked::Pass(text, exit) => {
                     let header = format!("Content-Length: {}\r\n\r\n", text.len());
                     if to_server.write_all(header.as_bytes()).await.is_err()
                         || to_server.write_all(text.as_bytes()).await.is_err()
+                        || exit
                     {
                         break;
                     }
@@ -109,7 +116,9 @@ where
         tokio::pin!(reader);
         tokio::select! {
             () = &mut main => {}
-            () = &mut reader => main.await,
+            () = &mut reader => {
+                let _ = tokio::time::timeout(WIND_DOWN, main).await;
+            }
         }
     };
     tokio::join!(work, writer);
@@ -125,6 +134,7 @@ enum Frame {
 /// Reads the next `Content-Length` framed message; `None` at the end of the input.
 async fn read_frame<R: AsyncRead + Unpin>(
     input: &mut BufReader<R>,
+    limit: usize,
 ) -> std::io::Result<Option<Frame>> {
     let mut length: Option<Result<usize, String>> = None;
     let mut any = false;
@@ -139,9 +149,8 @@ async fn read_frame<R: AsyncRead + Unpin>(
             });
         }
         if !line.ends_with(b"\n") && n >= MAX_HEADER_LINE {
-            // A header line too long to be one: skip to its end.
-            let mut rest = Vec::new();
-            input.read_until(b'\n', &mut rest).await?;
+            // A header line too long to be one: skip to its end without keeping it.
+            skip_line(input).await?;
             length = Some(Err(format!("a header line longer than {MAX_HEADER_LINE} bytes")));
             any = true;
             continue;
@@ -156,7 +165,11 @@ async fn read_frame<R: AsyncRead + Unpin>(
             break;
         }
         any = true;
-        if let Some((name, value)) = text.split_once(':')
+        // After a message whose length was unknown, its body and the next header share a
+        // line: the header starts where `Content-Length` does, as the library's codec finds it.
+        let header =
+            text.to_ascii_lowercase().find("content-length:").map_or(text, |at| &text[at..]);
+        if let Some((name, value)) = header.split_once(':')
             && name.trim().eq_ignore_ascii_case("content-length")
         {
             length = Some(
@@ -172,12 +185,10 @@ async fn read_frame<R: AsyncRead + Unpin>(
         Some(Err(why)) => return Ok(Some(Frame::Bad(why))),
         Some(Ok(n)) => n,
     };
-    if length > MAX_MESSAGE {
-        let skipped =
-            tokio::io::copy(&mut (&mut *input).take(length as u64), &mut tokio::io::sink()).await?;
-        let _ = skipped;
+    if length > limit {
+        tokio::io::copy(&mut (&mut *input).take(length as u64), &mut tokio::io::sink()).await?;
         return Ok(Some(Frame::Bad(format!(
-            "a message of {length} bytes, over the limit of {MAX_MESSAGE}"
+            "a message of {length} bytes, over the limit of {limit}"
         ))));
     }
     let mut body = vec![0; length];
@@ -188,11 +199,32 @@ async fn read_frame<R: AsyncRead + Unpin>(
     }
 }
 
+/// Reads up to and including the next newline, keeping nothing.
+async fn skip_line<R: AsyncRead + Unpin>(input: &mut BufReader<R>) -> std::io::Result<()> {
+    loop {
+        let buf = input.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(at) => {
+                input.consume(at + 1);
+                return Ok(());
+            }
+            None => {
+                let n = buf.len();
+                input.consume(n);
+            }
+        }
+    }
+}
+
 /// What to do with a message.
 #[derive(Debug, PartialEq)]
 enum Checked {
-    /// Pass this text to the library.
-    Pass(String),
+    /// Pass this text to the library; `true` for the `exit` notification, after which
+    /// nothing more is read.
+    Pass(String, bool),
     /// Answer the client with this body.
     Answer(Vec<u8>),
     /// Neither: a malformed response to one of the server's requests (JSON-RPC answers
@@ -223,50 +255,75 @@ fn check(body: &[u8]) -> Checked {
             _ => invalid(Value::Null, "a message is a JSON object"),
         };
     };
-    // The id, when there is one and it is usable: an integer or a string.
-    let id = message.get("id");
-    let good_id = match id {
-        None => None,
-        Some(Value::String(_)) => id.cloned(),
-        Some(Value::Number(n)) if n.is_i64() => id.cloned(),
-        Some(_) => {
-            return if message.contains_key("method") {
-                invalid(Value::Null, "an id is an integer or a string")
-            } else {
-                Checked::Drop
-            };
-        }
+    let has = |key: &str| message.contains_key(key);
+    // What is passed on is the parsed value written again: one spelling of each key, and the
+    // last of two equal keys, where the library's decoder rejects a repeated field.
+    let pass = |exit: bool| match serde_json::to_string(&value) {
+        Ok(text) => Checked::Pass(text, exit),
+        Err(_) => Checked::Drop,
     };
-    let reply_id = good_id.clone().unwrap_or(Value::Null);
+    if !has("method") {
+        // A response to one of the server's requests: its id is the server's, so nothing is
+        // ever answered to it, and a malformed one is dropped.
+        if has("result") || has("error") {
+            return if response_ok(message) { pass(false) } else { Checked::Drop };
+        }
+        return invalid(
+            Value::Null,
+            "a message has a method (a request or a notification), or a result or an error (a response)",
+        );
+    }
+    // The id of a request: an integer or a string.
+    let id = match message.get("id") {
+        None => None,
+        Some(id @ Value::String(_)) => Some(id.clone()),
+        Some(id @ Value::Number(n)) if n.is_i64() => Some(id.clone()),
+        Some(_) => return invalid(Value::Null, "an id is an integer or a string"),
+    };
+    let reply_id = id.clone().unwrap_or(Value::Null);
     if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return invalid(reply_id, "a message has \"jsonrpc\": \"2.0\"");
     }
-    match message.get("method") {
-        Some(Value::String(method)) => {
-            if let Some(p) = message.get("params")
-                && !(p.is_object() || p.is_array() || p.is_null())
-            {
-                return invalid(reply_id, "params are an object or an array");
-            }
-            if method.starts_with("$/") && good_id.is_some() {
-                return Checked::Answer(error_reply(
-                    reply_id,
-                    -32601,
-                    &format!("the server has no request `{method}`"),
-                ));
-            }
-        }
-        Some(_) => return invalid(reply_id, "a method is a string"),
-        None => {
-            // A response to one of the server's requests.
-            let well_formed = good_id.is_some()
-                && (message.contains_key("result") != message.contains_key("error"));
-            if !well_formed {
-                return Checked::Drop;
-            }
-        }
+    let Some(Value::String(method)) = message.get("method") else {
+        return invalid(reply_id, "a method is a string");
+    };
+    if has("result") || has("error") {
+        return invalid(reply_id, "a request or a notification has no result or error");
     }
-    Checked::Pass(text.into_owned())
+    if let Some(p) = message.get("params")
+        && !(p.is_object() || p.is_array() || p.is_null())
+    {
+        return invalid(reply_id, "params are an object or an array");
+    }
+    if method.starts_with("$/") && id.is_some() {
+        return Checked::Answer(error_reply(
+            reply_id,
+            -32601,
+            &format!("the server has no request `{method}`"),
+        ));
+    }
+    pass(method == "exit" && id.is_none())
+}
+
+/// Whether a response decodes as the library's: `"jsonrpc": "2.0"`, an integer or string id,
+/// and a result or an error object of an integer code, a string message and maybe data.
+fn response_ok(message: &serde_json::Map<String, Value>) -> bool {
+    let id_ok = match message.get("id") {
+        Some(Value::String(_)) => true,
+        Some(Value::Number(n)) => n.is_i64(),
+        _ => false,
+    };
+    let error_ok = match message.get("error") {
+        None => message.contains_key("result"),
+        Some(Value::Object(e)) => {
+            !message.contains_key("result")
+                && e.get("code").is_some_and(|c| c.as_i64().is_some())
+                && e.get("message").is_some_and(Value::is_string)
+                && e.keys().all(|k| matches!(k.as_str(), "code" | "message" | "data"))
+        }
+        Some(_) => false,
+    };
+    id_ok && error_ok && message.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
 }
 
 /// A JSON-RPC error response.
@@ -370,6 +427,13 @@ mod tests {
         assert!(matches!(a, Checked::Answer(b) if String::from_utf8_lossy(&b).contains("-32700")));
     }
 
+    fn passed(body: &str) -> (Value, bool) {
+        match check(body.as_bytes()) {
+            Checked::Pass(text, exit) => (serde_json::from_str(&text).unwrap(), exit),
+            other => panic!("{body}: expected to pass, got {other:?}"),
+        }
+    }
+
     #[test]
     fn good_messages_pass_and_stray_responses_are_dropped() {
         for body in [
@@ -377,16 +441,70 @@ mod tests {
             "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"x/y\",\"params\":[]}",
             "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":1}}",
             "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":null}",
+            "{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":{\"code\":-1,\"message\":\"no\",\"data\":[]}}",
         ] {
-            assert_eq!(check(body.as_bytes()), Checked::Pass(body.into()));
+            let (v, exit) = passed(body);
+            assert_eq!(v, serde_json::from_str::<Value>(body).unwrap());
+            assert!(!exit);
         }
+        assert!(passed("{\"jsonrpc\":\"2.0\",\"method\":\"exit\"}").1, "exit ends the reading");
+        // A repeated key (which the library's decoder refuses) passes once, the last one.
+        let (v, _) = passed(
+            "{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{},\"params\":[1],\"meth\\u006fd\":\"initialized\"}",
+        );
+        assert_eq!(v, json!({"jsonrpc": "2.0", "method": "initialized", "params": [1]}));
+        // Responses whose id is the server's are never answered: dropped when malformed.
         for body in [
             "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"result\":null}",
             "{\"jsonrpc\":\"2.0\",\"result\":null}",
             "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":null,\"error\":{}}",
+            "{\"id\":3,\"result\":null}",
+            "{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":\"x\",\"message\":\"m\"}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":1,\"message\":\"m\",\"extra\":0}}",
         ] {
             assert_eq!(check(body.as_bytes()), Checked::Drop, "{body}");
         }
+        // A request that also carries a result is answered, not taken for a response.
+        let a = answer("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"shutdown\",\"result\":null}");
+        assert_eq!((a["id"].clone(), a["error"]["code"].clone()), (json!(8), json!(-32600)));
+        assert_eq!(
+            answer("{\"id\":3}")["id"],
+            Value::Null,
+            "no method: the id may be the server's"
+        );
+    }
+
+    fn frames(input: &[u8]) -> Vec<Result<String, String>> {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        runtime.block_on(async {
+            let mut reader = BufReader::new(input);
+            let mut out = Vec::new();
+            while let Ok(Some(f)) = read_frame(&mut reader, 64).await {
+                out.push(match f {
+                    Frame::Body(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
+                    Frame::Bad(why) => Err(why),
+                });
+            }
+            out
+        })
+    }
+
+    #[test]
+    fn framing_recovers_after_a_bad_header_and_skips_what_is_too_long() {
+        let f = frames(b"Content-Length: x\r\n\r\n{\"a\":1}Content-Length: 2\r\n\r\n{}Content-Length: 3\r\n\r\n[1]");
+        assert!(matches!(&f[..], [Err(_), Ok(a), Ok(b)] if a == "{}" && b == "[1]"), "{f:?}");
+        let mut long = vec![b'A'; 100_000];
+        long.extend_from_slice(b"\r\nContent-Length: 2\r\n\r\n{}");
+        let f = frames(&long);
+        // The long line is skipped without being kept; the header after it still counts.
+        assert_eq!(f, [Ok("{}".to_string())]);
+        let f = frames(&vec![b'A'; 100_000]);
+        assert!(
+            matches!(&f[..], [Err(e)] if e.contains("header line longer") || e.contains("ended inside")),
+            "{f:?}"
+        );
+        let f = frames(b"Content-Length: 100\r\n\r\n");
+        assert!(matches!(&f[..], [Err(e)] if e.contains("over the limit")), "{f:?}");
     }
 
     #[test]
@@ -399,8 +517,7 @@ mod tests {
         assert_eq!(repair_surrogates(r#""\u0041\ud83d""#), r#""\u0041\uFFFD""#);
         assert_eq!(repair_surrogates("\"é\\ud83d\""), "\"é\\uFFFD\"");
         let body = r#"{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///a.wave","languageId":"wave","version":1,"text":"\ud83d"}}}"#;
-        let Checked::Pass(text) = check(body.as_bytes()) else { panic!("repaired and passed") };
-        let v: Value = serde_json::from_str(&text).unwrap();
+        let (v, _) = passed(body);
         assert_eq!(v["params"]["textDocument"]["text"], "\u{FFFD}");
     }
 }

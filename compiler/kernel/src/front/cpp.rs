@@ -74,7 +74,7 @@ pub fn parse(text: &str) -> (Vec<Func>, Vec<Diagnostic>) {
                 let mut names = Vec::new();
                 if let Some(list) = params {
                     let mut c = list.walk();
-                    for p in list.named_children(&mut c) {
+                    for p in list.named_children(&mut c).filter(|n| !n.is_extra()) {
                         if p.kind() == "type_parameter_declaration"
                             && let Some(n) = p.named_child(0)
                         {
@@ -232,7 +232,7 @@ impl<'t> Translator<'t> {
         let mut params = Vec::new();
         if let Some(list) = declarator.child_by_field_name("parameters") {
             let mut c = list.walk();
-            for p in list.named_children(&mut c) {
+            for p in list.named_children(&mut c).filter(|n| !n.is_extra()) {
                 if p.kind() == "comment" {
                     continue;
                 }
@@ -474,7 +474,8 @@ impl<'t> Translator<'t> {
         {
             let args = tt.child_by_field_name("arguments").ok_or(Reported)?;
             let mut ac = args.walk();
-            let parts: Vec<Node<'_>> = args.named_children(&mut ac).collect();
+            let parts: Vec<Node<'_>> =
+                args.named_children(&mut ac).filter(|n| !n.is_extra()).collect();
             let [elem, len] = parts.as_slice() else {
                 return Err(self.error(
                     codes::BAD_CALL,
@@ -951,7 +952,7 @@ impl<'t> Translator<'t> {
         let mut args = Vec::new();
         if let Some(list) = n.child_by_field_name("arguments") {
             let mut c = list.walk();
-            for a in list.named_children(&mut c) {
+            for a in list.named_children(&mut c).filter(|n| !n.is_extra()) {
                 if a.kind() != "comment" {
                     args.push(self.expr(a)?);
                 }
@@ -993,7 +994,7 @@ impl<'t> Translator<'t> {
                 let mut types = Vec::new();
                 if let Some(list) = f.child_by_field_name("arguments") {
                     let mut c = list.walk();
-                    for a in list.named_children(&mut c) {
+                    for a in list.named_children(&mut c).filter(|n| !n.is_extra()) {
                         types.push(self.ty(a.child_by_field_name("type").unwrap_or(a)));
                     }
                 }

@@ -117,27 +117,44 @@ fn parse_tree(
     Some(tree)
 }
 
+/// Clauses that a frontend folds into nested statements although the tree lists them side by
+/// side: Python's `elif` (each an `if` inside the `else` of the one before), Rust's match
+/// arms, C++'s and TypeScript's `switch` cases (an `if` chain, with fall-through). Each counts
+/// as one more level for the clauses after it.
+const CHAINED: [&str; 5] =
+    ["elif_clause", "match_arm", "case_statement", "switch_case", "switch_default"];
+
 /// The first node (in document order) more than [`MAX_NESTING`] levels below `root`, found
-/// without recursion.
+/// without recursion. A level is a tree level, or a clause of a chain (see [`CHAINED`]).
 fn too_deep(root: Node<'_>) -> Option<Node<'_>> {
     let mut cursor = root.walk();
     let mut depth = 0usize;
+    // Per open tree level: the chained clauses seen so far among its children.
+    let mut chained: Vec<usize> = Vec::new();
     loop {
         if depth > MAX_NESTING {
             return Some(cursor.node());
         }
-        if cursor.goto_first_child() {
+        let entered = if cursor.goto_first_child() {
             depth += 1;
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
+            chained.push(0);
+            true
+        } else {
+            loop {
+                if cursor.goto_next_sibling() {
+                    break true;
+                }
+                if !cursor.goto_parent() {
+                    return None;
+                }
+                depth -= 1 + chained.pop().unwrap_or(0);
             }
-            if !cursor.goto_parent() {
-                return None;
+        };
+        if entered && CHAINED.contains(&cursor.node().kind()) {
+            depth += 1;
+            if let Some(n) = chained.last_mut() {
+                *n += 1;
             }
-            depth -= 1;
         }
     }
 }

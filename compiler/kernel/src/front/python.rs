@@ -132,7 +132,7 @@ impl<'t> Translator<'t> {
         let mut params = Vec::new();
         if let Some(list) = def.child_by_field_name("parameters") {
             let mut c = list.walk();
-            for p in list.named_children(&mut c) {
+            for p in list.named_children(&mut c).filter(|n| !n.is_extra()) {
                 if let Ok(p) = self.param(p, kernel) {
                     params.push(p);
                 }

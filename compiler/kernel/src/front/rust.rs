@@ -129,7 +129,7 @@ impl<'t> Translator<'t> {
         let mut params = Vec::new();
         if let Some(list) = def.child_by_field_name("parameters") {
             let mut c = list.walk();
-            for p in list.named_children(&mut c) {
+            for p in list.named_children(&mut c).filter(|n| !n.is_extra()) {
                 if p.kind() == "line_comment" || p.kind() == "block_comment" {
                     continue;
                 }
@@ -374,7 +374,8 @@ impl<'t> Translator<'t> {
         {
             let args = f.child_by_field_name("type_arguments").ok_or(Reported)?;
             let mut c = args.walk();
-            let parts: Vec<Node<'_>> = args.named_children(&mut c).collect();
+            let parts: Vec<Node<'_>> =
+                args.named_children(&mut c).filter(|n| !n.is_extra()).collect();
             let [elem, len] = parts.as_slice() else {
                 return Err(self.error(
                     codes::BAD_CALL,
@@ -867,7 +868,7 @@ impl<'t> Translator<'t> {
         let mut args = Vec::new();
         if let Some(list) = n.child_by_field_name("arguments") {
             let mut c = list.walk();
-            for a in list.named_children(&mut c) {
+            for a in list.named_children(&mut c).filter(|n| !n.is_extra()) {
                 if !matches!(a.kind(), "line_comment" | "block_comment") {
                     args.push(self.expr(a)?);
                 }
