@@ -885,3 +885,28 @@ fn long_lines_between_and_around_labels_are_shortened() {
     assert!(err.contains("named twice"), "{err}");
     assert!(err.lines().all(|l| l.len() < 600), "{err}");
 }
+
+/// `exit` while a handler waits for the client's answer to a request of the server's (here
+/// the refreshes after a configuration change, never answered): the server still ends (found
+/// in review: it used to wait for that handler for ever).
+#[test]
+fn lsp_exits_even_with_a_request_of_its_own_unanswered() {
+    let mut io = Stdio::start("lsp");
+    io.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#);
+    io.wait_for("\"id\":1");
+    io.send(r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#);
+    io.send(r#"{"jsonrpc":"2.0","method":"workspace/didChangeConfiguration","params":{"settings":{"wave":{"target":"amd"}}}}"#);
+    io.wait_for("workspace/inlayHint/refresh");
+    io.send(r#"{"jsonrpc":"2.0","id":2,"method":"shutdown"}"#);
+    io.wait_for("\"id\":2");
+    io.send(r#"{"jsonrpc":"2.0","method":"exit"}"#);
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = io.child.try_wait().expect("wait") {
+            break s;
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(20), "wave lsp did not end");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
+}

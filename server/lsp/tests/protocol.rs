@@ -445,7 +445,13 @@ fn malformed_messages_are_answered_and_the_session_goes_on() {
         let mut c = pushing().await;
         c.open(URI, LOOP).await.expect("open");
         let symbols = json!({"textDocument": {"uri": URI}});
-        let bad: [(&[u8], i64); 13] = [
+        let bad: [(&[u8], i64); 16] = [
+            // A repeated key: the library's decoder refuses it (found in review).
+            (b"{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{},\"params\":{}}", 0),
+            // A request that also carries a result, and a response whose error the library
+            // refuses (its id is the server's: dropped, never answered).
+            (b"{\"jsonrpc\":\"2.0\",\"id\":94,\"method\":\"shutdown\",\"result\":null}", -32600),
+            (b"{\"jsonrpc\":\"2.0\",\"id\":95,\"error\":{\"code\":\"x\",\"message\":\"m\"}}", 0),
             (b"this is not JSON", -32700),
             (b"\xff\xfe{\"jsonrpc\":\"2.0\"}", -32700),
             (b"{}", -32600),
