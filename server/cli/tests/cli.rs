@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 fn wave(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wave"))
         .args(args)
@@ -299,7 +301,6 @@ struct Stdio {
 
 impl Stdio {
     fn start(subcommand: &str) -> Stdio {
-        use std::io::{BufRead, BufReader, Read};
         let mut child = Command::new(env!("CARGO_BIN_EXE_wave"))
             .arg(subcommand)
             .stdin(std::process::Stdio::piped())
@@ -309,28 +310,11 @@ impl Stdio {
             .expect("the server starts");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = child.stdout.take().expect("stdout");
+        let bodies = common::frames(stdout);
         let (tx, rx) = std::sync::mpsc::channel::<String>();
         std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut length = 0usize;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(v) = line.strip_prefix("Content-Length: ") {
-                        length = v.parse().unwrap_or(0);
-                    }
-                }
-                let mut body = vec![0u8; length];
-                if reader.read_exact(&mut body).is_err()
-                    || tx.send(String::from_utf8_lossy(&body).into_owned()).is_err()
-                {
+            for body in bodies {
+                if tx.send(String::from_utf8_lossy(&body).into_owned()).is_err() {
                     return;
                 }
             }

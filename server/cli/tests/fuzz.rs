@@ -18,13 +18,15 @@
 
 #![allow(clippy::print_stderr, reason = "a fuzzer reports its seed and its counts")]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+mod common;
 
 /// xorshift64*: small, deterministic.
 struct Rng(u64);
@@ -311,28 +313,10 @@ impl Server {
             .expect("wave lsp starts");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = child.stdout.take().expect("stdout");
+        let bodies = common::frames(stdout);
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut length = 0usize;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(v) = line.strip_prefix("Content-Length: ") {
-                        length = v.parse().unwrap_or(0);
-                    }
-                }
-                let mut body = vec![0u8; length];
-                if reader.read_exact(&mut body).is_err() {
-                    return;
-                }
+            for body in bodies {
                 let v = serde_json::from_slice(&body).unwrap_or(Value::Null);
                 if tx.send(v).is_err() {
                     return;
