@@ -11,17 +11,23 @@ use wave_kernel::{Language, Options};
 
 const STACK: usize = 256 << 20;
 
-/// The codes of the diagnostics of `text`, compiled on a thread with [`STACK`].
-fn codes(text: String, language: Language) -> (bool, Vec<(&'static str, usize)>) {
+/// `text` compiled on a thread with [`STACK`]: whether it compiled, and its diagnostics.
+fn compile(text: String, language: Language) -> (bool, Vec<wave_diag::Diagnostic>) {
     std::thread::Builder::new()
         .stack_size(STACK)
         .spawn(move || {
             let (out, d) = wave_kernel::compile(&text, language, "deep", Options::default());
-            (out.is_some(), d.iter().map(|d| (d.code, d.span.start)).collect())
+            (out.is_some(), d)
         })
         .expect("thread")
         .join()
         .expect("the compile finished without a panic")
+}
+
+/// The codes of the diagnostics of `text` (see [`compile`]), with where each starts.
+fn codes(text: String, language: Language) -> (bool, Vec<(&'static str, usize)>) {
+    let (compiled, d) = compile(text, language);
+    (compiled, d.iter().map(|d| (d.code, d.span.start)).collect())
 }
 
 fn nesting_errors(text: String, language: Language) -> Vec<usize> {
@@ -147,12 +153,7 @@ fn deep_parentheses_are_one_error_and_the_deepest_accepted_compile() {
 fn the_error_points_at_whole_characters() {
     let text =
         include_str!("../../../server/cli/tests/data/fuzz/report_span_inside_a_character.ts");
-    let (_, d) = std::thread::Builder::new()
-        .stack_size(STACK)
-        .spawn(move || wave_kernel::compile(text, Language::TypeScript, "fuzz", Options::default()))
-        .expect("thread")
-        .join()
-        .expect("no panic");
+    let (_, d) = compile(text.to_string(), Language::TypeScript);
     let e = d.iter().find(|d| d.code == "E0412").expect("E0412");
     assert_eq!(&text[e.span.clone()], "𝄞");
     for d in &d {

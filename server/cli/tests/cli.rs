@@ -884,13 +884,7 @@ fn lsp_exits_even_with_a_request_of_its_own_unanswered() {
     io.send(r#"{"jsonrpc":"2.0","id":2,"method":"shutdown"}"#);
     io.wait_for("\"id\":2");
     io.send(r#"{"jsonrpc":"2.0","method":"exit"}"#);
-    let start = std::time::Instant::now();
-    let status = loop {
-        if let Some(s) = io.child.try_wait().expect("wait") {
-            break s;
-        }
-        assert!(start.elapsed() < std::time::Duration::from_secs(20), "wave lsp did not end");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
+    let status = common::wait_within(&mut io.child, std::time::Duration::from_secs(20))
+        .unwrap_or_else(|e| panic!("wave lsp: {e}"));
     assert!(status.success(), "{status:?}");
 }

@@ -230,18 +230,7 @@ fn run_wave(args: &[&str], limit: Duration) -> Result<(), String> {
         })
     };
     let (o, e) = (reader(Box::new(out)), reader(Box::new(err)));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
-            break s;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("no answer within {limit:?}"));
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
+    let status = common::wait_within(&mut child, limit)?;
     let (o, e) = (o.join().unwrap_or(0), e.join().unwrap_or(0));
     if o + e >= 16 << 20 {
         return Err(format!("{o} bytes of output and {e} of errors"));
@@ -609,14 +598,8 @@ fn kept_findings_replay_clean() {
             let mut stdin = child.stdin.take().expect("stdin");
             stdin.write_all(&bytes).expect("write");
             drop(stdin);
-            let start = Instant::now();
-            let status = loop {
-                if let Some(s) = child.try_wait().expect("wait") {
-                    break s;
-                }
-                assert!(start.elapsed() < Duration::from_secs(60), "{p}: wave lsp did not end");
-                std::thread::sleep(Duration::from_millis(5));
-            };
+            let status = common::wait_within(&mut child, Duration::from_secs(60))
+                .unwrap_or_else(|e| panic!("{p}: wave lsp: {e}"));
             assert!(status.success(), "{p}: {status:?}");
         } else {
             for args in commands(&ext, p) {

@@ -32,3 +32,22 @@ pub fn frames(output: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
     });
     rx
 }
+
+/// Waits for `child` to end, at most `limit`; past it, kills it and says so.
+pub fn wait_within(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+) -> Result<std::process::ExitStatus, String> {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
+            return Ok(s);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("no end within {limit:?}"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
