@@ -15,6 +15,7 @@ pub mod legalize;
 pub mod lir;
 pub mod mir;
 pub mod opt;
+pub mod outline;
 pub mod regalloc;
 
 pub use emit::{Options, Output, compile};
@@ -97,6 +98,25 @@ pub fn functions(text: &str, language: Language) -> Vec<Function> {
         .into_iter()
         .map(|f| Function { name: f.name, span: f.span, name_span: f.name_span, kernel: f.kernel })
         .collect()
+}
+
+/// [`functions`], with the diagnostics of reading them (syntax errors, unsupported
+/// constructs, nesting too deep), spans in `text`.
+pub fn read(text: &str, language: Language) -> (Vec<Function>, Vec<Diagnostic>) {
+    let (funcs, mut diagnostics) = match language {
+        Language::Python => front::python::parse(text),
+        Language::Rust => front::rust::parse(text),
+        Language::Cpp => front::cpp::parse(text),
+        Language::TypeScript => front::typescript::parse(text),
+    };
+    let functions = funcs
+        .into_iter()
+        .map(|f| {
+            diagnostics.extend(f.diagnostics);
+            Function { name: f.name, span: f.span, name_span: f.name_span, kernel: f.kernel }
+        })
+        .collect();
+    (functions, diagnostics)
 }
 
 /// The HIR of every kernel of `text`, with every diagnostic (errors mean the HIR is partial).

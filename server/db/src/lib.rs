@@ -21,6 +21,12 @@ use std::ops::Range;
 
 use wave_diag::Diagnostic;
 
+mod source;
+pub use source::{
+    Chunk, ChunkRead, Outlines, PlacedChunk, PlacedUnit, SourceBuild, Unit, UnitBuild, build_unit,
+    read_chunk, source_build, source_chunks,
+};
+
 /// An open file.
 #[salsa::input(debug)]
 pub struct SourceFile {
@@ -248,84 +254,6 @@ pub fn source_language(
     wave_kernel::Language::from_extension(&ext.to_ascii_lowercase())
 }
 
-/// What compiling a kernel source file (Python, Rust, C++, TypeScript) at `-O2` gives the
-/// editor. Only the kernels and the helpers they call are the server's: diagnostics elsewhere
-/// in the file (a syntax error in other code, "no kernel") are left to the language's own
-/// server, and a file without kernels gets nothing.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SourceBuild {
-    /// The language.
-    pub language: wave_kernel::Language,
-    /// The kernels and helpers of the file, with their spans.
-    pub functions: Vec<wave_kernel::Function>,
-    /// The typed HIR of each kernel.
-    pub hir: Vec<wave_kernel::hir::Kernel>,
-    /// The diagnostics inside the functions.
-    pub diagnostics: Vec<Diagnostic>,
-    /// The compiled kernels (empty when there are errors).
-    pub module: wave_wbin::Module,
-    /// The generated assembly, and for each of its lines the source span it comes from.
-    pub asm: String,
-    /// See [`SourceBuild::asm`].
-    pub asm_spans: Vec<Option<Range<usize>>>,
-    /// The optimised MIR, and for each of its lines the source span.
-    pub mir: String,
-    /// See [`SourceBuild::mir`].
-    pub mir_spans: Vec<Option<Range<usize>>>,
-}
-
-// (HIR holds f64 constants; a NaN compares unequal and only costs a recomputation.)
-impl Eq for SourceBuild {}
-
-/// Compiles a kernel source file (see [`SourceBuild`]); `None` for WAVE assembly.
-#[salsa::tracked(returns(ref))]
-pub fn source_build(db: &dyn salsa::Database, file: SourceFile) -> Option<SourceBuild> {
-    let language = source_language(db, file)?;
-    let text = file.text(db);
-    let functions = wave_kernel::functions(text, language);
-    let (hir, diagnostics) = wave_kernel::hir(text, language);
-    let mut build = SourceBuild {
-        language,
-        hir,
-        diagnostics: Vec::new(),
-        module: wave_wbin::Module::default(),
-        asm: String::new(),
-        asm_spans: Vec::new(),
-        mir: String::new(),
-        mir_spans: Vec::new(),
-        functions: Vec::new(),
-    };
-    let mut diagnostics = diagnostics;
-    if !wave_diag::has_errors(&diagnostics) && !build.hir.is_empty() {
-        let options = wave_kernel::Options::default();
-        match wave_kernel::emit::compile_hir(&build.hir, text, file.path(db), options) {
-            Ok(out) => {
-                let mir: Vec<_> = out.kernels.iter().map(|k| k.mir.clone()).collect();
-                build.mir = wave_kernel::mir::print(&mir);
-                build.mir_spans = wave_kernel::mir::line_spans(&mir);
-                build.module = out.module;
-                build.asm = out.asm;
-                build.asm_spans = out.asm_spans;
-            }
-            Err(d) => diagnostics.extend(d),
-        }
-    }
-    let inside = |d: &Diagnostic| {
-        functions.iter().any(|f| f.span.start <= d.span.start && d.span.end <= f.span.end)
-    };
-    build.diagnostics = diagnostics
-        .into_iter()
-        // Nesting the compiler does not follow stops it before it finds the functions: that
-        // error is the file's, wherever it is.
-        .filter(|d| {
-            d.code != wave_kernel::front::codes::NO_KERNEL
-                && (inside(d) || d.code == wave_kernel::front::codes::NESTING)
-        })
-        .collect();
-    build.functions = functions;
-    Some(build)
-}
-
 /// A kernel's code for `target`, or the backend's problems. Every preview of a kernel on a
 /// target is computed once per kernel text.
 #[salsa::tracked(returns(ref), lru = 4096)]
@@ -338,15 +266,30 @@ pub fn backend<'db>(
     wave_backends::write_string(target, &check.module, &wave_backends::Options::default())
 }
 
+/// What the queries of kernel sources need of the database beyond salsa's.
+#[salsa::db]
+pub trait Db: salsa::Database {
+    /// The last outline of each kernel source (see [`source_chunks`]).
+    fn outlines(&self) -> &Outlines;
+}
+
 /// The database.
 #[salsa::db]
 #[derive(Clone, Default)]
 pub struct Database {
     storage: salsa::Storage<Self>,
+    outlines: std::sync::Arc<Outlines>,
 }
 
 #[salsa::db]
 impl salsa::Database for Database {}
+
+#[salsa::db]
+impl Db for Database {
+    fn outlines(&self) -> &Outlines {
+        &self.outlines
+    }
+}
 
 impl Database {
     /// A database that reports every query execution to `log` (for incremental tests).
@@ -359,6 +302,7 @@ impl Database {
                     log.push(format!("{database_key:?}"));
                 }
             }))),
+            outlines: std::sync::Arc::default(),
         }
     }
 }

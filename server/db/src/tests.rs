@@ -132,3 +132,126 @@ fn text_outside_kernels_is_checked_in_place() {
     assert!(!ours.is_empty());
     assert_eq!(ours, whole);
 }
+
+/// Three Python kernels, a helper, and host code.
+const KERNELS: &str = "import wave\n\ndef twice(x: f32) -> f32:\n    return x * 2.0\n\n@wave.kernel(workgroup=64)\ndef a(out: f32[:], n: u32):\n    i = wave.global_id(0)\n    if i < n:\n        out[i] = twice(out[i])\n\n@wave.kernel(workgroup=64)\ndef b(out: f32[:], n: u32):\n    i = wave.global_id(0)\n    if i < n:\n        out[i] = out[i] + 1.0\n\n@wave.kernel(workgroup=64)\ndef c(out: u32[:]):\n    out[wave.global_id(0)] = 3\n\nif __name__ == '__main__':\n    print('host code')\n";
+
+#[test]
+fn an_edit_inside_one_kernel_of_a_source_compiles_only_that_kernel() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut db = Database::with_log(log.clone());
+    let file = SourceFile::new(&db, "k.py".into(), KERNELS.into(), 1);
+    let build = source_build(&db, file).clone().expect("a kernel source");
+    assert!(build.diagnostics.is_empty(), "{:?}", build.diagnostics);
+    assert_eq!(build.units.len(), 3);
+    assert_eq!(executed(&log, "build_unit"), 3, "the first run compiles every kernel");
+    assert!(executed(&log, "read_chunk") >= 5, "and reads every chunk");
+    // A mistake in kernel b.
+    let edited = KERNELS.replace("out[i] + 1.0", "out[i] + undefined_name");
+    file.set_text(&mut db).to(edited.clone());
+    let build = source_build(&db, file).clone().expect("a kernel source");
+    assert_eq!(executed(&log, "build_unit"), 1, "only kernel b is compiled again");
+    assert_eq!(executed(&log, "read_chunk"), 1, "and only its chunk read again");
+    assert_eq!(build.diagnostics.len(), 1, "{:?}", build.diagnostics);
+    let at = edited.find("undefined_name").expect("edit");
+    assert_eq!(build.diagnostics[0].span, at..at + "undefined_name".len(), "placed in the file");
+    assert!(
+        build.kernel("a").is_some() && build.kernel("c").is_some() && build.kernel("b").is_none()
+    );
+    // Host code and lines above: nothing is compiled again, and everything moves.
+    let moved = format!("# header\n\n{}\nprint('more host code')\n", edited);
+    file.set_text(&mut db).to(moved.clone());
+    let build = source_build(&db, file).clone().expect("a kernel source");
+    assert_eq!(executed(&log, "build_unit"), 0, "moved kernels are not compiled again");
+    let at = moved.find("undefined_name").expect("edit");
+    assert_eq!(build.diagnostics[0].span.start, at);
+    let a = build.functions.iter().find(|f| f.name == "a").expect("a");
+    assert_eq!(&moved[a.name_span.clone()], "a");
+    // The helper: only kernel a calls it, and only a is compiled again.
+    file.set_text(&mut db).to(moved.replace("x * 2.0", "x * 3.0"));
+    let build = source_build(&db, file).clone().expect("a kernel source");
+    assert_eq!(executed(&log, "build_unit"), 1);
+    assert_eq!(build.units[0].kernels, ["a"]);
+    assert_eq!(build.units[0].build.pieces.len(), 2, "kernel a with the helper");
+    assert_eq!(build.units[2].build.pieces.len(), 1, "kernel c alone");
+}
+
+/// Every kernel source of the kernel set (`conformance/kernels`), and each with a mistake in
+/// its first kernel: compiled one unit at a time, each kernel's assembly, MIR and line table
+/// are the whole file's, and so are the diagnostics.
+#[test]
+fn kernel_sources_compile_unit_by_unit_as_the_whole_file_does() {
+    let db = Database::default();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/kernels");
+    let mut seen = 0;
+    for lang in ["python", "rust", "cpp", "typescript"] {
+        let mut paths: Vec<_> = std::fs::read_dir(root.join(lang))
+            .expect("kernel dir")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e != "toml"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let text = std::fs::read_to_string(&path).expect("read");
+            let broken = text.replacen("(", "(undefined_name + ", 1);
+            for (n, text) in [text, broken].into_iter().enumerate() {
+                let name = format!("{}#{n}", path.display());
+                let file = SourceFile::new(&db, path.display().to_string(), text.clone(), 1);
+                let language = source_language(&db, file).expect("a kernel language");
+                let build = source_build(&db, file).as_ref().expect("a kernel source");
+                // The whole file at once, as `wave compile` does.
+                let (hir, mut whole) = wave_kernel::hir(&text, language);
+                let functions = wave_kernel::functions(&text, language);
+                assert_eq!(build.functions, functions, "{name}");
+                let inside = |d: &Diagnostic| {
+                    functions
+                        .iter()
+                        .any(|f| f.span.start <= d.span.start && d.span.end <= f.span.end)
+                };
+                let compiled = if wave_diag::has_errors(&whole) {
+                    None
+                } else {
+                    let path = path.display().to_string();
+                    let options = wave_kernel::Options::default();
+                    match wave_kernel::emit::compile_hir(&hir, &text, &path, options) {
+                        Ok(out) => Some(out),
+                        Err(d) => {
+                            whole.extend(d);
+                            None
+                        }
+                    }
+                };
+                whole.retain(|d| inside(d) && d.code != wave_kernel::front::codes::NO_KERNEL);
+                let key = |d: &Diagnostic| (d.span.start, d.span.end, d.code, d.message.clone());
+                let mut whole: Vec<_> = whole.iter().map(key).collect();
+                whole.sort();
+                whole.dedup();
+                let ours: Vec<_> = build.diagnostics.iter().map(key).collect();
+                assert_eq!(ours, whole, "{name}");
+                let Some(out) = compiled else { continue };
+                for k in &out.module.kernels {
+                    let unit = build.unit_of(&k.name).expect("a unit per kernel");
+                    let module = unit.module_in_file(&text, &path.display().to_string());
+                    let (_, ours) = module.kernel(&k.name).expect("compiled");
+                    let lines = |m: &wave_wbin::Module, k: &wave_wbin::Kernel| {
+                        let range = k.code.start..k.code.end;
+                        m.lines
+                            .iter()
+                            .filter(|e| range.contains(&e.offset))
+                            .map(|e| (e.offset - k.code.start, e.line, e.column, e.end_line))
+                            .collect::<Vec<_>>()
+                    };
+                    assert_eq!(lines(&module, ours), lines(&out.module, k), "{name}: {}", k.name);
+                    let code = |m: &wave_wbin::Module, k: &wave_wbin::Kernel| {
+                        m.code[k.code.start as usize..k.code.end as usize].to_vec()
+                    };
+                    assert_eq!(code(&module, ours), code(&out.module, k), "{name}: {}", k.name);
+                    assert_eq!(ours.registers, k.registers, "{name}: {}", k.name);
+                }
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen >= 32, "only {seen} files compiled");
+}

@@ -226,7 +226,7 @@ pub struct Action {
 /// that has one (every did-you-mean, a missing `endif`/`endloop`, a `.registers` too low, an
 /// alias), and converting every alias of the file at once.
 pub fn code_actions(db: &Database, file: SourceFile, range: Range<usize>) -> Vec<Action> {
-    if crate::source::build(db, file).is_some() {
+    if crate::source::is_source(db, file) {
         return Vec::new();
     }
     let text = file.text(db);

@@ -49,7 +49,7 @@ pub(crate) const DIRECTIVES: [(&str, &str); 6] = [
 
 /// The completions at byte `offset` of `file`.
 pub fn completions(db: &Database, file: SourceFile, offset: usize) -> Vec<Completion> {
-    if crate::source::build(db, file).is_some() {
+    if crate::source::is_source(db, file) {
         return Vec::new();
     }
     let text = file.text(db);

@@ -25,7 +25,7 @@ pub struct Signature {
 /// The signature help at byte `offset`: the operand form of the instruction on the cursor's
 /// line, and which operand the cursor is in. Works on lines that do not parse yet.
 pub fn signature_help(db: &Database, file: SourceFile, offset: usize) -> Option<Signature> {
-    if crate::source::build(db, file).is_some() {
+    if crate::source::is_source(db, file) {
         return None;
     }
     let text = file.text(db);
@@ -112,7 +112,7 @@ pub fn on_type_indent(
     offset: usize,
     typed: &str,
 ) -> Vec<(Range<usize>, String)> {
-    if crate::source::build(db, file).is_some() {
+    if crate::source::is_source(db, file) {
         return Vec::new();
     }
     let text = file.text(db);
@@ -174,7 +174,7 @@ pub fn on_type_indent(
 /// Nested ranges around byte `offset`, innermost first: the token, its statement, each
 /// enclosing block (`if` … `endif`, `loop` … `endloop`), the kernel, the file.
 pub fn selection_ranges(db: &Database, file: SourceFile, offset: usize) -> Vec<Range<usize>> {
-    if crate::source::build(db, file).is_some() {
+    if crate::source::is_source(db, file) {
         return Vec::new();
     }
     let text = file.text(db);
@@ -246,7 +246,7 @@ pub fn document_highlights(
     file: SourceFile,
     offset: usize,
 ) -> Vec<(Range<usize>, Access)> {
-    if crate::source::build(db, file).is_some() {
+    if crate::source::is_source(db, file) {
         return Vec::new();
     }
     let Some(at) = kernel_at(db, file, offset) else { return Vec::new() };

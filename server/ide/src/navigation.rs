@@ -48,7 +48,7 @@ fn occurrences(text: &str, name: &str) -> Vec<Range<usize>> {
 /// Where the label, parameter or kernel at `offset` is defined: the label's `name:`, the
 /// parameter's name in its `.param` line, or the name on the `.kernel` line.
 pub fn definition(db: &Database, file: SourceFile, offset: usize) -> Option<Range<usize>> {
-    if crate::source::build(db, file).is_some() {
+    if crate::source::is_source(db, file) {
         return None;
     }
     let text = file.text(db);
@@ -87,7 +87,7 @@ pub fn definition(db: &Database, file: SourceFile, offset: usize) -> Option<Rang
 
 /// Every use of the label or parameter at `offset`, its definition included.
 pub fn references(db: &Database, file: SourceFile, offset: usize) -> Vec<Range<usize>> {
-    if crate::source::build(db, file).is_some() {
+    if crate::source::is_source(db, file) {
         return Vec::new();
     }
     let Some(def) = definition(db, file, offset) else { return Vec::new() };
@@ -111,7 +111,7 @@ pub fn rename(
     offset: usize,
     new_name: &str,
 ) -> Result<Vec<(Range<usize>, String)>, String> {
-    if crate::source::build(db, file).is_some() {
+    if crate::source::is_source(db, file) {
         return Err("rename in kernel sources belongs to the language's own server".into());
     }
     let valid = new_name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')

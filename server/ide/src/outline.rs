@@ -87,7 +87,7 @@ fn label_of(line: &str) -> Option<&str> {
 /// Foldable ranges: every kernel, and every `if`/`else` and `loop` block, from its first line
 /// to the line before its end (byte ranges of whole lines).
 pub fn folding_ranges(db: &Database, file: SourceFile) -> Vec<Range<usize>> {
-    if crate::source::build(db, file).is_some() {
+    if crate::source::is_source(db, file) {
         return Vec::new();
     }
     let text = file.text(db);
@@ -120,7 +120,7 @@ pub fn folding_ranges(db: &Database, file: SourceFile) -> Vec<Range<usize>> {
 
 /// The formatted file (as `wave fmt`), or `None` when it does not assemble or is formatted.
 pub fn format(db: &Database, file: SourceFile) -> Option<String> {
-    if crate::source::build(db, file).is_some() {
+    if crate::source::is_source(db, file) {
         return None;
     }
     let text = file.text(db);

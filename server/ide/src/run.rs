@@ -223,16 +223,22 @@ pub fn plan_run(
     // The kernel as a module, and the file line its module's line 1 is.
     let (module, range, first_line, only) = match crate::source::build(db, file) {
         Some(build) => {
-            // A kernel source: the file's module, whose line table names file lines.
+            // A kernel source: its unit's module, whose line table is made to name file lines.
             let f = build
                 .functions
                 .iter()
                 .find(|f| f.kernel && f.name == kernel)
                 .ok_or_else(|| format!("no kernel `{kernel}` in this file"))?;
-            if let Some(e) = build.diagnostics.iter().find(|d| d.is_error()) {
-                return Err(format!("the file does not compile: error[{}] {}", e.code, e.message));
+            let unit = build
+                .unit_of(kernel)
+                .ok_or_else(|| format!("no kernel `{kernel}` in this file"))?;
+            if let Some(e) = unit.build.diagnostics.iter().find(|d| d.is_error()) {
+                return Err(format!(
+                    "the kernel does not compile: error[{}] {}",
+                    e.code, e.message
+                ));
             }
-            (build.module.clone(), f.span.clone(), 1, Some(kernel.to_owned()))
+            (unit.module_in_file(text, file.path(db)), f.span.clone(), 1, Some(kernel.to_owned()))
         }
         None => {
             let layout = kernels(db, file);

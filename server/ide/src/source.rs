@@ -9,7 +9,10 @@
 use std::ops::Range;
 
 use wave_backends::Target;
-use wave_db::{Database, Settings, SourceBuild, SourceFile, occupancy_line, source_build};
+use wave_db::{
+    Database, PlacedUnit, Settings, SourceBuild, SourceFile, occupancy_line, source_build,
+    source_language,
+};
 use wave_kernel::hir::{self, Expr, ExprKind, Kernel, Stmt, StmtKind, Ty};
 
 use crate::actions::FileDiagnostic;
@@ -19,6 +22,11 @@ use crate::run::{Lens, LensCommand, Preview, target_title};
 /// The build of `file` when it is a kernel source (`None`: WAVE assembly).
 pub(crate) fn build(db: &Database, file: SourceFile) -> Option<&SourceBuild> {
     source_build(db, file).as_ref()
+}
+
+/// Whether `file` is a kernel source (else WAVE assembly), without building it.
+pub(crate) fn is_source(db: &Database, file: SourceFile) -> bool {
+    source_language(db, file).is_some()
 }
 
 /// The diagnostics of a kernel source.
@@ -47,7 +55,7 @@ pub(crate) fn inlay_hints(
     let text = file.text(db);
     let mut out = Vec::new();
     for f in build.functions.iter().filter(|f| f.kernel) {
-        let Some((_, k)) = build.module.kernel(&f.name) else { continue };
+        let Some((_, k)) = build.kernel(&f.name) else { continue };
         if let Some(hint) = occupancy_line(k, settings.target(db), settings.wave_width(db)) {
             out.push((name_line(text, f).end, hint));
         }
@@ -68,7 +76,7 @@ pub(crate) fn code_lenses(
     let text = file.text(db);
     let mut out = Vec::new();
     for f in build.functions.iter().filter(|f| f.kernel) {
-        if build.module.kernel(&f.name).is_none() {
+        if build.kernel(&f.name).is_none() {
             continue;
         }
         let range = name_line(text, f);
@@ -144,25 +152,36 @@ pub(crate) fn preview(
 ) -> Result<(String, Preview), String> {
     let text = file.text(db);
     let f = pick(build, kernel, offset)?;
-    if build.module.kernels.is_empty() {
-        let first = build.diagnostics.iter().find(|d| d.is_error());
+    let unit = build.unit_of(&f.name).ok_or("no such kernel in this file")?;
+    if unit.build.module.kernels.is_empty() {
+        let first = unit.build.diagnostics.iter().find(|d| d.is_error());
         return Err(match first {
-            Some(e) => format!("the file does not compile: error[{}] {}", e.code, e.message),
-            None => "the file does not compile".into(),
+            Some(e) => format!("the kernel does not compile: error[{}] {}", e.code, e.message),
+            None => "the kernel does not compile".into(),
         });
     }
-    let line = |span: &Option<Range<usize>>| span.as_ref().map(|s| line_of(text, s.start) as u32);
+    let line = |span: &Option<Range<usize>>| {
+        span.as_ref().map(|s| line_of(text, unit.to_file(s).start) as u32)
+    };
     let (generated, lines) = match form {
         "wave" => {
-            let (lines, spans) =
-                section(&build.asm, &build.asm_spans, &format!(".kernel {}", f.name), ".end")
-                    .ok_or("the kernel has no assembly")?;
+            let (lines, spans) = section(
+                &unit.build.asm,
+                &unit.build.asm_spans,
+                &format!(".kernel {}", f.name),
+                ".end",
+            )
+            .ok_or("the kernel has no assembly")?;
             (lines.join("\n") + "\n", spans.iter().map(line).collect())
         }
         "mir" => {
-            let (lines, spans) =
-                section(&build.mir, &build.mir_spans, &format!("kernel {}(", f.name), "}")
-                    .ok_or("the kernel has no MIR")?;
+            let (lines, spans) = section(
+                &unit.build.mir,
+                &unit.build.mir_spans,
+                &format!("kernel {}(", f.name),
+                "}",
+            )
+            .ok_or("the kernel has no MIR")?;
             (lines.join("\n") + "\n", spans.iter().map(line).collect())
         }
         name => {
@@ -174,7 +193,8 @@ pub(crate) fn preview(
             options.hip.kernel = Some(f.name.clone());
             options.sycl.kernel = Some(f.name.clone());
             options.metal.kernel = Some(f.name.clone());
-            let t = wave_backends::write_string(target, &build.module, &options).map_err(|e| {
+            let module = unit.module_in_file(text, file.path(db));
+            let t = wave_backends::write_string(target, &module, &options).map_err(|e| {
                 e.problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; ")
             })?;
             let lines = t
@@ -183,7 +203,7 @@ pub(crate) fn preview(
                 .iter()
                 .map(|o| {
                     let o = (*o)?;
-                    Some(build.module.lines.iter().find(|e| e.offset == o)?.line)
+                    Some(module.lines.iter().find(|e| e.offset == o)?.line)
                 })
                 .collect();
             let warnings = t.warnings.iter().map(|w| w.message.clone()).collect();
@@ -196,10 +216,11 @@ pub(crate) fn preview(
     Ok((form.to_owned(), Preview { target: None, text: generated, lines, warnings: Vec::new() }))
 }
 
-/// What the hover describes: a variable, or an expression with its type.
+/// What the hover describes: a variable, or an expression with its type; with the unit
+/// whose HIR holds it and where it is in the file.
 enum Under<'k> {
-    Var(&'k Kernel, hir::VarId, Range<usize>),
-    Expr(&'k Kernel, &'k Expr),
+    Var(&'k PlacedUnit, &'k Kernel, hir::VarId, Range<usize>),
+    Expr(&'k PlacedUnit, &'k Kernel, &'k Expr, Range<usize>),
 }
 
 /// The innermost expression of `e` holding `offset`.
@@ -252,42 +273,57 @@ fn in_stmts(stmts: &[Stmt], offset: usize) -> Option<&Expr> {
     best
 }
 
-/// What is at `offset`: a variable's declaration or use, or the innermost expression.
+/// What is at file offset `offset`: a variable's declaration or use, or the innermost
+/// expression (a helper's code is in every unit that may call it: the first that does wins).
 fn under(build: &SourceBuild, offset: usize) -> Option<Under<'_>> {
+    for unit in &build.units {
+        let Some(local) = unit.to_unit(offset) else { continue };
+        if let Some(found) = under_in(unit, local) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// [`under`] in one unit, at offset `local` of its text.
+fn under_in(unit: &PlacedUnit, local: usize) -> Option<Under<'_>> {
+    let hir = &unit.build.hir;
     // A declaration (a parameter, a `let`, Python's first assignment).
-    for k in &build.hir {
+    for k in hir {
         for (i, v) in k.vars.iter().enumerate() {
-            if v.span.start <= offset && offset < v.span.end {
-                return Some(Under::Var(k, hir::VarId(i as u32), v.span.clone()));
+            if v.span.start <= local && local < v.span.end {
+                return Some(Under::Var(unit, k, hir::VarId(i as u32), unit.to_file(&v.span)));
             }
         }
     }
     let mut best: Option<(&Kernel, &Expr)> = None;
-    for k in &build.hir {
-        if let Some(e) = in_stmts(&k.body, offset)
+    for k in hir {
+        if let Some(e) = in_stmts(&k.body, local)
             && best.is_none_or(|(_, b)| e.span.len() < b.span.len())
         {
             best = Some((k, e));
         }
     }
     let (k, e) = best?;
+    let range = unit.to_file(&e.span);
     match e.kind {
-        ExprKind::Var(v) => Some(Under::Var(k, v, e.span.clone())),
-        _ => Some(Under::Expr(k, e)),
+        ExprKind::Var(v) => Some(Under::Var(unit, k, v, range)),
+        _ => Some(Under::Expr(unit, k, e, range)),
     }
 }
 
-/// The WAVE instructions generated from source line `line` (1-based) of kernel `kernel`.
-fn instructions_of_line(text: &str, build: &SourceBuild, kernel: &str, line: usize) -> Vec<String> {
+/// The WAVE instructions generated from source line `line` (1-based) of the file (`text`)
+/// in kernel `kernel` of `unit`.
+fn instructions_of_line(text: &str, unit: &PlacedUnit, kernel: &str, line: usize) -> Vec<String> {
     let Some((lines, spans)) =
-        section(&build.asm, &build.asm_spans, &format!(".kernel {kernel}"), ".end")
+        section(&unit.build.asm, &unit.build.asm_spans, &format!(".kernel {kernel}"), ".end")
     else {
         return Vec::new();
     };
     lines
         .iter()
         .zip(&spans)
-        .filter(|(_, s)| s.as_ref().is_some_and(|s| line_of(text, s.start) == line))
+        .filter(|(_, s)| s.as_ref().is_some_and(|s| line_of(text, unit.to_file(s).start) == line))
         .map(|(l, _)| l.trim().to_owned())
         .collect()
 }
@@ -301,8 +337,8 @@ pub(crate) fn hover(
     offset: usize,
 ) -> Option<crate::Hover> {
     let text = file.text(db);
-    let (kernel, range, head) = match under(build, offset)? {
-        Under::Var(k, v, range) => {
+    let (unit, kernel, range, head) = match under(build, offset)? {
+        Under::Var(unit, k, v, range) => {
             let var = k.var(v);
             let what = match var.ty {
                 Ty::Buffer(_) if var.param => "buffer parameter",
@@ -312,9 +348,9 @@ pub(crate) fn hover(
                 _ => "local variable",
             };
             let head = format!("```\n{}: {}\n```\n{what} of kernel `{}`", var.name, var.ty, k.name);
-            (k, range, head)
+            (unit, k, range, head)
         }
-        Under::Expr(k, e) => {
+        Under::Expr(unit, k, e, range) => {
             let shown = hir::expr(k, e);
             let shown = if shown.len() > 80 { format!("{}…", &shown[..77]) } else { shown };
             let what = match &e.kind {
@@ -322,14 +358,14 @@ pub(crate) fn hover(
                 ExprKind::Call(i, _) => format!("\nthe intrinsic `{}`", hir::intrinsic_name(*i)),
                 _ => String::new(),
             };
-            (k, e.span.clone(), format!("```\n{shown}: {}\n```{what}", e.ty))
+            (unit, k, range, format!("```\n{shown}: {}\n```{what}", e.ty))
         }
     };
     let line = line_of(text, offset);
-    let insts = instructions_of_line(text, build, &kernel.name, line);
+    let insts = instructions_of_line(text, unit, &kernel.name, line);
     let mut markdown = head;
-    if build.module.kernels.is_empty() {
-        markdown.push_str("\n\n(the file does not compile: no instructions to show)");
+    if unit.build.module.kernels.is_empty() {
+        markdown.push_str("\n\n(the kernel does not compile: no instructions to show)");
     } else if insts.is_empty() {
         markdown.push_str(&format!(
             "\n\nLine {line} compiles to no instruction of its own at -O2 (folded, moved or merged)."

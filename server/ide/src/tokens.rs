@@ -254,7 +254,7 @@ pub(crate) fn token_at(tokens: &[Token], local: usize) -> Option<&Token> {
 /// Every token of a file, in text order, with ranges in the file: each kernel's tokens and
 /// the comments outside kernels (the semantic tokens).
 pub fn file_tokens(db: &wave_db::Database, file: wave_db::SourceFile) -> Vec<Token> {
-    if crate::source::build(db, file).is_some() {
+    if crate::source::is_source(db, file) {
         return Vec::new();
     }
     let layout = wave_db::kernels(db, file);

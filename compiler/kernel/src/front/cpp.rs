@@ -26,7 +26,7 @@ pub fn lower(text: &str) -> (Vec<Kernel>, Vec<Diagnostic>) {
 
 /// OpenCL's `__kernel` is not C++: the parser gets spaces in its place (same length, so every
 /// offset holds), and a function after one is a kernel.
-fn mask_kernel_keyword(text: &str) -> (String, Vec<usize>) {
+pub(crate) fn mask_kernel_keyword(text: &str) -> (String, Vec<usize>) {
     let mut out = text.to_owned();
     let mut at = Vec::new();
     let mut from = 0;

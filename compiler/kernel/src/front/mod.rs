@@ -163,7 +163,7 @@ fn too_deep(root: Node<'_>) -> Option<Node<'_>> {
 /// tree-sitter-python's scanner measures them (a space 1, a tab 8, `\r` and form feed back
 /// to 0, a backslash-newline not ending the line, widths in 16 bits), over every line that
 /// does not start with a comment: a superset of the widths the scanner can push.
-fn python_indentation(text: &str) -> Option<Span> {
+pub(crate) fn python_indentation(text: &str) -> Option<Span> {
     let mut seen = std::collections::HashSet::new();
     let bytes = text.as_bytes();
     let (mut width, mut at_start) = (0u16, true);

@@ -76,7 +76,7 @@ pub fn parse(text: &str) -> (Vec<Func>, Vec<Diagnostic>) {
 /// tree-sitter-python reads annotations as types, where the slice of `f32[:]` is a syntax
 /// error; Python reads them as expressions. The parser gets `f32[0]` in their place (same
 /// length, so every offset holds), and the annotation is read from the original text.
-fn mask_buffer_annotations(text: &str) -> String {
+pub(crate) fn mask_buffer_annotations(text: &str) -> String {
     let mut out = text.to_owned();
     let mut from = 0;
     while let Some(i) = text[from..].find("[:]") {
