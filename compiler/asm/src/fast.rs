@@ -1,14 +1,22 @@
-//! A line-by-line parser for well-formed files, equivalent to tree-sitter-wave on them.
+//! A line-by-line parser, equivalent to tree-sitter-wave.
 //!
 //! tree-sitter parses about half a million lines per second here, which alone is below the
 //! assembler's target of a million lines per second end to end (see docs/performance.md).
 //! Assembly is line-oriented and its tokens are simple, so this parser reproduces, for files
 //! that tree-sitter parses without an ERROR or MISSING node, exactly the statements and
-//! comments that flattening the tree gives — the same spans, the same operand values — and
-//! returns `None` for anything else (any syntax error, any construct it does not model, any
-//! doubt). The caller then parses with tree-sitter, which remains the single authority on
-//! malformed input. A differential property test and the fuzz target check that whenever
-//! this parser answers, its answer equals the tree-sitter path's.
+//! comments that flattening the tree gives: the same spans, the same operand values.
+//!
+//! A line it does not model (any syntax error, any construct it does not know, any doubt) is
+//! set aside, and parsed by tree-sitter in a window of a few lines around it, inside the
+//! kernel and blocks open there (see [`mend`]); a 1 MB kernel with one half-typed line costs
+//! a line-by-line pass and a few small parses instead of a parse of the whole file. A window
+//! is taken only when its good lines come out exactly as read here; otherwise it grows, and
+//! past 64 lines, or when the line may open or close a block or a kernel, the whole file is
+//! parsed by tree-sitter. With one mistake the answer equals the whole file's parse (a test
+//! types characters at random to check it). With several, tree-sitter's recovery over the
+//! whole file weighs them all at once and can choose differently; then the windows are the
+//! definition, and keep each mistake's diagnostic on its own line. The fuzz target checks that
+//! the answer equals tree-sitter's on every file without a syntax error.
 //!
 //! Lexing follows the grammar's context-aware rules: at the start of a statement every word is
 //! an identifier (or a block keyword); in operand position a word is a register, predicate or
@@ -24,15 +32,58 @@ use crate::syntax::{
 
 const RESERVED: [&str; 5] = ["if", "else", "endif", "loop", "endloop"];
 
-/// Parses a well-formed file; `None` when tree-sitter must decide.
+/// Parses a file: line by line, and the lines this parser does not model (every syntax error
+/// among them) with tree-sitter in a window of their own (see [`mend`]); `None` when
+/// tree-sitter must parse the whole file.
 pub fn parse(text: &str) -> Option<Parsed> {
     // tree-sitter's lexer reads a NUL byte as the end of input, even inside a comment.
     if text.as_bytes().contains(&0) {
         return None;
     }
+    let scan = scan(text)?;
+    if scan.bad.is_empty() {
+        return Some(scan.parsed);
+    }
+    mend(text, &scan)
+}
+
+/// What one line left behind in the line-by-line pass.
+#[derive(Clone, Copy)]
+struct LineInfo {
+    /// Where the line starts.
+    start: usize,
+    /// Where the next line starts.
+    next: usize,
+    /// The index of its first statement and first comment in the pass's output.
+    stmt: usize,
+    comment: usize,
+    /// The open blocks at its start (an index into [`Scan::stacks`]).
+    stack: usize,
+    /// Inside a kernel at its start, and at its end.
+    in_kernel: bool,
+    in_kernel_after: bool,
+}
+
+/// The line-by-line pass over a file.
+struct Scan {
+    parsed: Parsed,
+    lines: Vec<LineInfo>,
+    /// Each different stack of open blocks seen, in order.
+    stacks: Vec<Vec<Block>>,
+    /// The lines this parser does not model.
+    bad: Vec<usize>,
+}
+
+/// Parses `text` line by line, keeping the lines it cannot parse aside (without statements),
+/// or `None` when one of them may change the file's structure (a block keyword, `.kernel`,
+/// `.end`), or blocks or a kernel stay open at the end.
+fn scan(text: &str) -> Option<Scan> {
     let mut parsed = Parsed::default();
     let mut blocks: Vec<Block> = Vec::new();
+    let mut stacks: Vec<Vec<Block>> = vec![Vec::new()];
     let mut in_kernel = false;
+    let mut lines = Vec::new();
+    let mut bad = Vec::new();
     let bytes = text.as_bytes();
     let mut start = 0;
     while start < bytes.len() || start == 0 {
@@ -44,8 +95,31 @@ pub fn parse(text: &str) -> Option<Parsed> {
             }
             None => (bytes.len(), bytes.len(), false),
         };
+        if stacks.last() != Some(&blocks) {
+            stacks.push(blocks.clone());
+        }
+        let mut info = LineInfo {
+            start,
+            next,
+            stmt: parsed.stmts.len(),
+            comment: parsed.comments.len(),
+            stack: stacks.len() - 1,
+            in_kernel,
+            in_kernel_after: in_kernel,
+        };
         let mut line = Line { text, pos: start, end };
-        line.statement(&mut parsed, &mut blocks, &mut in_kernel, has_newline)?;
+        if line.statement(&mut parsed, &mut blocks, &mut in_kernel, has_newline).is_none() {
+            if structural(&text[start..end]) || !has_newline {
+                return None;
+            }
+            parsed.stmts.truncate(info.stmt);
+            parsed.comments.truncate(info.comment);
+            blocks.clone_from(&stacks[info.stack]);
+            in_kernel = info.in_kernel;
+            bad.push(lines.len());
+        }
+        info.in_kernel_after = in_kernel;
+        lines.push(info);
         if next >= bytes.len() {
             break;
         }
@@ -55,7 +129,214 @@ pub fn parse(text: &str) -> Option<Parsed> {
     if in_kernel || !blocks.is_empty() {
         return None;
     }
-    Some(parsed)
+    Some(Scan { parsed, lines, stacks, bad })
+}
+
+/// Whether a line this parser could not read may open or close a block or a kernel: it
+/// holds a block keyword as a word, or its first word is `.kernel` or `.end`.
+fn structural(line: &str) -> bool {
+    let code = line.split([';', '#']).next().unwrap_or("");
+    let first = code.split_whitespace().next().unwrap_or("");
+    let directive = first
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
+        .next()
+        .unwrap_or("");
+    if directive.eq_ignore_ascii_case(".kernel") || directive.eq_ignore_ascii_case(".end") {
+        return true;
+    }
+    code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .any(|w| RESERVED.contains(&w))
+}
+
+/// The lines of a scan that it could not read, parsed by tree-sitter in windows: each bad
+/// line with `margin` good lines on each side (never across a `.kernel` or `.end` line),
+/// inside the kernel and blocks open there, written out as a prefix and closed as a suffix.
+/// A window is taken when its good lines come out exactly as this parser read them and no
+/// diagnostic falls outside it: tree-sitter's error recovery stayed inside, and the whole
+/// file's parse would give the same. Otherwise the margins grow (2 to 64 lines), and past
+/// that the whole file is tree-sitter's.
+fn mend(text: &str, scan: &Scan) -> Option<Parsed> {
+    let mut margin = 2;
+    'grow: while margin <= 64 {
+        // The windows, as line ranges, merged where they meet.
+        let mut windows: Vec<(usize, usize)> = Vec::new();
+        for &b in &scan.bad {
+            let same = |l: &LineInfo| {
+                l.in_kernel == scan.lines[b].in_kernel && l.in_kernel_after == l.in_kernel
+            };
+            let mut lo = b;
+            while lo > 0 && b - lo < margin && same(&scan.lines[lo - 1]) {
+                lo -= 1;
+            }
+            let mut hi = b;
+            while hi + 1 < scan.lines.len() && hi - b < margin && same(&scan.lines[hi + 1]) {
+                hi += 1;
+            }
+            match windows.last_mut() {
+                Some((_, end))
+                    if lo <= *end + 1 && scan.lines[lo].in_kernel == scan.lines[*end].in_kernel =>
+                {
+                    *end = hi.max(*end);
+                }
+                _ => windows.push((lo, hi)),
+            }
+        }
+        let mut out = Parsed::default();
+        let mut line = 0;
+        for &(lo, hi) in &windows {
+            let first = &scan.lines[lo];
+            // The lines before, as read.
+            out.stmts.extend_from_slice(&scan.parsed.stmts[scan.lines[line].stmt..first.stmt]);
+            out.comments
+                .extend_from_slice(&scan.parsed.comments[scan.lines[line].comment..first.comment]);
+            let Some(window) = window(text, scan, lo, hi) else {
+                margin *= 2;
+                continue 'grow;
+            };
+            // Its good lines must come out as read.
+            let stmts_end = scan.lines.get(hi + 1).map_or(scan.parsed.stmts.len(), |l| l.stmt);
+            let comments_end =
+                scan.lines.get(hi + 1).map_or(scan.parsed.comments.len(), |l| l.comment);
+            for l in lo..=hi {
+                if scan.bad.binary_search(&l).is_ok() {
+                    continue;
+                }
+                let info = &scan.lines[l];
+                let end = scan.lines.get(l + 1).map_or(stmts_end, |n| n.stmt);
+                let read = &scan.parsed.stmts[info.stmt..end.min(stmts_end)];
+                let theirs: Vec<&Stmt> = window
+                    .stmts
+                    .iter()
+                    .filter(|s| info.start <= s.span.start && s.span.start < info.next)
+                    .collect();
+                if theirs.len() != read.len() || theirs.iter().zip(read).any(|(a, b)| *a != b) {
+                    margin *= 2;
+                    continue 'grow;
+                }
+                let cend = scan.lines.get(l + 1).map_or(comments_end, |n| n.comment);
+                let read = &scan.parsed.comments[info.comment..cend.min(comments_end)];
+                let theirs: Vec<&Span> = window
+                    .comments
+                    .iter()
+                    .filter(|c| info.start <= c.start && c.start < info.next)
+                    .collect();
+                if theirs.len() != read.len() || theirs.iter().zip(read).any(|(a, b)| *a != b) {
+                    margin *= 2;
+                    continue 'grow;
+                }
+                let touches = |d: &wave_diag::Diagnostic| {
+                    d.span.start < info.next
+                        && (d.span.end > info.start || d.span.start >= info.start)
+                };
+                if window.diagnostics.iter().any(touches) {
+                    margin *= 2;
+                    continue 'grow;
+                }
+            }
+            out.stmts.extend(window.stmts);
+            out.comments.extend(window.comments);
+            out.diagnostics.extend(window.diagnostics);
+            line = hi + 1;
+            if line >= scan.lines.len() {
+                break;
+            }
+        }
+        if line < scan.lines.len() {
+            out.stmts.extend_from_slice(&scan.parsed.stmts[scan.lines[line].stmt..]);
+            out.comments.extend_from_slice(&scan.parsed.comments[scan.lines[line].comment..]);
+        }
+        return Some(out);
+    }
+    None
+}
+
+/// Lines `lo` to `hi` of a scan parsed by tree-sitter inside the kernel and blocks open at
+/// `lo`: their statements, comments and diagnostics at their places in the file, or `None`
+/// when a diagnostic falls outside them (in the prefix or suffix written around them).
+fn window(text: &str, scan: &Scan, lo: usize, hi: usize) -> Option<Parsed> {
+    let (first, last) = (&scan.lines[lo], &scan.lines[hi]);
+    let in_kernel = first.in_kernel;
+    let mut snippet = String::new();
+    if in_kernel {
+        snippet.push_str(".kernel w\n");
+    }
+    for b in &scan.stacks[first.stack] {
+        snippet.push_str(match b {
+            Block::If => "if p0\n",
+            Block::Else => "if p0\nelse\n",
+            Block::Loop => "loop\n",
+        });
+    }
+    let at = snippet.len();
+    // The lines themselves (the last has its newline: see `scan`).
+    snippet.push_str(&text[first.start..last.next]);
+    let after = snippet.len();
+    let open = scan.lines.get(hi + 1).map_or(&[][..], |l| &scan.stacks[l.stack][..]);
+    for b in open.iter().rev() {
+        snippet.push_str(match b {
+            Block::If | Block::Else => "endif\n",
+            Block::Loop => "endloop\n",
+        });
+    }
+    if in_kernel {
+        snippet.push_str(".end\n");
+    }
+    let parsed = crate::syntax::parse_tree(&snippet);
+    let inside = |s: &Span| at <= s.start && s.end <= after;
+    if parsed.diagnostics.iter().any(|d| !inside(&d.span)) {
+        return None;
+    }
+    let shift = |s: &Span| s.start - at + first.start..s.end - at + first.start;
+    let mut out = Parsed::default();
+    for mut st in parsed.stmts.into_iter().filter(|s| inside(&s.span)) {
+        st.span = shift(&st.span);
+        shift_stmt(&mut st.kind, &shift);
+        out.stmts.push(st);
+    }
+    out.comments = parsed.comments.iter().filter(|c| inside(c)).map(shift).collect();
+    out.diagnostics = parsed.diagnostics.iter().map(|d| d.moved(shift)).collect();
+    Some(out)
+}
+
+/// Moves every span inside a statement with `shift`.
+fn shift_stmt(kind: &mut StmtKind, shift: &impl Fn(&Span) -> Span) {
+    fn operand(o: &mut Operand, shift: &impl Fn(&Span) -> Span) {
+        o.span = shift(&o.span);
+        if let OperandKind::Memory { base, offset } = &mut o.kind {
+            operand(base, shift);
+            if let Some((_, s)) = offset {
+                *s = shift(s);
+            }
+        }
+    }
+    match kind {
+        StmtKind::Kernel { name } => {
+            if let Some((_, s)) = name {
+                *s = shift(s);
+            }
+        }
+        StmtKind::End => {}
+        StmtKind::Directive { name_span, args, .. } => {
+            *name_span = shift(name_span);
+            for a in args {
+                a.span = shift(&a.span);
+                if let ArgKind::Typed { name, ty } = &mut a.kind {
+                    name.1 = shift(&name.1);
+                    ty.1 = shift(&ty.1);
+                }
+            }
+        }
+        StmtKind::Label { name_span, .. } => *name_span = shift(name_span),
+        StmtKind::Instruction(i) => {
+            if let Some(g) = &mut i.guard {
+                g.span = shift(&g.span);
+            }
+            i.mnemonic_span = shift(&i.mnemonic_span);
+            for o in &mut i.operands {
+                operand(o, shift);
+            }
+        }
+    }
 }
 
 fn memchr_newline(bytes: &[u8]) -> Option<usize> {

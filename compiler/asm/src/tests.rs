@@ -348,17 +348,13 @@ fn review_findings_stay_fixed() {
     );
 }
 
-/// The fast line parser must agree with the tree-sitter path whenever it answers.
+/// The fast line parser must agree with the tree-sitter path whenever it answers (on a file
+/// with syntax errors too, whose lines it leaves to tree-sitter windows).
 #[track_caller]
 fn same_as_tree_sitter(text: &str) -> bool {
     match crate::fast::parse(text) {
         Some(fast) => {
             let tree = syntax::parse_tree(text);
-            assert!(
-                tree.diagnostics.is_empty(),
-                "fast path accepted a file with syntax errors:\n{text:?}\n{:#?}",
-                tree.diagnostics
-            );
             assert_eq!(fast, tree, "\n{text:?}");
             true
         }
@@ -574,4 +570,49 @@ fn errors_in_trailing_scope_operands_point_at_the_operand() {
         &kernel("    iadd r1, r2, r3, .device\n    atomic_add r1, r2, r3, .wave, .device"),
         "E0102 3:22 `.device` is not a suffix of `iadd`\nE0103 4:35 suffix `.device` conflicts with `.wave`: both set the same field",
     );
+}
+
+/// Half-typed code, as an editor sends it: characters typed at random places in the samples.
+/// With one mistake, the fast parser answers for most files (the line it cannot read goes to
+/// a tree-sitter window) and always as the whole file's tree-sitter parse. With many, it
+/// (five) answers for most too; there tree-sitter's error recovery over the whole file can choose
+/// differently (it weighs all the errors at once), and the windowed answer is the
+/// definition (docs/assembly.md).
+#[test]
+fn fast_parser_agrees_with_tree_sitter_on_half_typed_samples() {
+    let mut seed = 0x2545_f491_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let chars = ["x", "[", "]", ":", ",", "@", "!", ";", "(", " ", "1", ".", "é", "r", "\n"];
+    for piled in [1, 5] {
+        let (mut answered, mut malformed, mut total) = (0, 0, 0);
+        for (_, sample) in SAMPLES {
+            for _ in 0..300 {
+                let mut text = sample.to_string();
+                for _ in 0..piled {
+                    let mut at = next() as usize % (text.len() + 1);
+                    while !text.is_char_boundary(at) {
+                        at -= 1;
+                    }
+                    text.insert_str(at, chars[next() as usize % chars.len()]);
+                }
+                total += 1;
+                let answer = if piled == 1 {
+                    same_as_tree_sitter(&text).then(|| crate::fast::parse(&text))
+                } else {
+                    Some(crate::fast::parse(&text))
+                };
+                if let Some(Some(parsed)) = answer {
+                    answered += 1;
+                    malformed += usize::from(!parsed.diagnostics.is_empty());
+                }
+            }
+        }
+        assert!(answered * 2 > total, "{piled} edits: answered {answered} of {total}");
+        assert!(malformed * 4 > total, "{piled} edits: {malformed} of {total} with syntax errors");
+    }
 }

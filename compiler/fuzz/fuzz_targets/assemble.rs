@@ -1,6 +1,8 @@
 //! Any text: the assembler must not panic, spans must lie inside the text, the line fast
-//! path must agree with tree-sitter whenever it answers, and whatever assembles cleanly must
-//! survive disassembly, reassembly and formatting unchanged.
+//! path must agree with tree-sitter on every file tree-sitter parses without a syntax error
+//! (on others it parses the lines it cannot read in tree-sitter windows: see
+//! `compiler/asm/src/fast.rs`), and whatever assembles cleanly must survive disassembly,
+//! reassembly and formatting unchanged.
 
 #![no_main]
 
@@ -10,9 +12,13 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let a = wave_asm::assemble(&text, "fuzz.wave");
     let tree = wave_asm::syntax::parse_tree(&text);
-    if wave_asm::syntax::parse(&text) != tree {
+    let parsed = wave_asm::syntax::parse(&text);
+    if tree.diagnostics.is_empty() && parsed != tree {
         // The fast path answered differently from tree-sitter.
         panic!("fast path disagrees with tree-sitter on {text:?}");
+    }
+    for s in &parsed.stmts {
+        assert!(s.span.start <= s.span.end && s.span.end <= text.len(), "{s:?}");
     }
     for d in &a.diagnostics {
         assert!(d.span.start <= d.span.end && d.span.end <= text.len(), "{d:?}");
