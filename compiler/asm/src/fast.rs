@@ -40,11 +40,45 @@ pub fn parse(text: &str) -> Option<Parsed> {
     if text.as_bytes().contains(&0) {
         return None;
     }
+    if let Some(parsed) = well_formed(text) {
+        return Some(parsed);
+    }
     let scan = scan(text)?;
     if scan.bad.is_empty() {
         return Some(scan.parsed);
     }
     mend(text, &scan)
+}
+
+/// Parses a file this parser reads from start to end, or `None` at the first line it cannot
+/// (the common case, without [`scan`]'s bookkeeping per line).
+fn well_formed(text: &str) -> Option<Parsed> {
+    let mut parsed = Parsed::default();
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut in_kernel = false;
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    while start < bytes.len() || start == 0 {
+        let (end, next, has_newline) = match memchr_newline(&bytes[start..]) {
+            Some(i) => {
+                let nl = start + i;
+                let end = if nl > start && bytes[nl - 1] == b'\r' { nl - 1 } else { nl };
+                (end, nl + 1, true)
+            }
+            None => (bytes.len(), bytes.len(), false),
+        };
+        let mut line = Line { text, pos: start, end };
+        line.statement(&mut parsed, &mut blocks, &mut in_kernel, has_newline)?;
+        if next >= bytes.len() {
+            break;
+        }
+        start = next;
+    }
+    // Unclosed blocks or kernels are MISSING nodes for tree-sitter.
+    if in_kernel || !blocks.is_empty() {
+        return None;
+    }
+    Some(parsed)
 }
 
 /// What one line left behind in the line-by-line pass.
