@@ -25,7 +25,13 @@ use tower_lsp_server::{Client, LanguageServer, LspService};
 
 use crate::convert::{Encoding, LineIndex};
 
+/// The stack of the threads that compute answers (see [`Backend::compute`]), as large as the
+/// `wave` command's main thread: address space reserved, used only as deep as the analysis
+/// goes.
+const ANALYSIS_STACK: usize = 256 << 20;
+
 /// An open document.
+#[derive(Clone)]
 struct Document {
     file: wave_db::SourceFile,
     text: String,
@@ -53,6 +59,27 @@ pub(crate) struct State {
     /// Why there is no CUDA GPU to run on (`None` when there is one): asked of the driver once,
     /// when the server starts.
     no_gpu: Option<String>,
+}
+
+impl State {
+    /// What a request on document `uri` computes from, taken under the lock and used without
+    /// it: a snapshot of the database (a salsa handle, which the next edit cancels), the
+    /// settings, and that document alone. `None` when it is not open.
+    fn view(&self, uri: &Uri) -> Option<State> {
+        let doc = self.documents.get(uri)?.clone();
+        Some(State {
+            db: self.db.clone(),
+            documents: HashMap::from([(uri.clone(), doc)]),
+            encoding: self.encoding,
+            settings: self.settings,
+            run_budget: self.run_budget,
+            pull_diagnostics: self.pull_diagnostics,
+            progress: self.progress,
+            snippets: self.snippets,
+            runs: HashMap::new(),
+            no_gpu: self.no_gpu.clone(),
+        })
+    }
 }
 
 /// Settings from `initializationOptions` or `workspace/didChangeConfiguration`: an object with
@@ -119,6 +146,33 @@ impl Backend {
         }
     }
 
+    /// Runs `f` off the request loop, on a thread of its own with a known, large stack
+    /// ([`ANALYSIS_STACK`]: the analyses of deeply nested code need a few MB), so that the
+    /// loop goes on reading messages. `f` computes on a snapshot of the database
+    /// ([`State::view`]): an edit that arrives meanwhile cancels it at its next query (salsa's
+    /// cancellation), and the request is answered `ContentModified`. A panic is an internal
+    /// error answer, and the server goes on.
+    async fn compute<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T> {
+        let (send, receive) = tokio::sync::oneshot::channel();
+        let spawned = std::thread::Builder::new()
+            .name("wave-analysis".into())
+            .stack_size(ANALYSIS_STACK)
+            .spawn(move || {
+                let _ = send.send(std::panic::catch_unwind(AssertUnwindSafe(f)));
+            });
+        if spawned.is_err() {
+            return Err(Error::internal_error());
+        }
+        match receive.await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(payload)) if payload.is::<salsa::Cancelled>() => Err(Error::content_modified()),
+            _ => Err(Error::internal_error()),
+        }
+    }
+
     /// Runs `f` on the state, catching a panic so that one bad request cannot stop the server.
     fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> Result<T> {
         let mut guard = match self.state.lock() {
@@ -129,18 +183,21 @@ impl Backend {
             .map_err(|_| Error::internal_error())
     }
 
-    /// Like [`Backend::with_state`] for a request on one open document: `None` when the
-    /// document is not open.
-    fn on_document<T>(
+    /// A request on one open document, computed off the request loop on a snapshot (see
+    /// [`Backend::compute`]): `None` when the document is not open.
+    async fn on_document<T: Send + 'static>(
         &self,
         uri: &Uri,
-        f: impl FnOnce(&State, &Document, &LineIndex<'_>) -> Option<T>,
+        f: impl FnOnce(&State, &Document, &LineIndex<'_>) -> Option<T> + Send + 'static,
     ) -> Result<Option<T>> {
-        self.with_state(|s| {
-            let doc = s.documents.get(uri)?;
-            let index = LineIndex::new(&doc.text, s.encoding);
-            f(s, doc, &index)
+        let Some(view) = self.with_state(|s| s.view(uri))? else { return Ok(None) };
+        let uri = uri.clone();
+        self.compute(move || {
+            let doc = view.documents.get(&uri)?;
+            let index = LineIndex::new(&doc.text, view.encoding);
+            f(&view, doc, &index)
         })
+        .await
     }
 
     /// The diagnostics of `uri`, in protocol form, with the document's version.
@@ -160,7 +217,7 @@ impl Backend {
     async fn publish(&self, uri: Uri, version: Option<i32>) {
         // Let edits that are already queued apply first.
         tokio::task::yield_now().await;
-        let computed = self.with_state(|s| {
+        let view = self.with_state(|s| {
             if s.pull_diagnostics {
                 return None;
             }
@@ -168,8 +225,12 @@ impl Backend {
             if version.is_some_and(|v| v != current) {
                 return None;
             }
-            Self::diagnostics(s, &uri)
+            s.view(&uri)
         });
+        let Ok(Some(view)) = view else { return };
+        let at = uri.clone();
+        // Cancelled by a newer edit: that edit publishes its own.
+        let computed = self.compute(move || Self::diagnostics(&view, &at)).await;
         if let Ok(Some((list, version))) = computed {
             self.client.publish_diagnostics(uri, list, Some(version)).await;
         }
@@ -202,7 +263,10 @@ impl Backend {
             .and_then(LSPAny::as_str)
             .and_then(|u| u.parse::<Uri>().ok())
             .ok_or_else(|| Error::invalid_params("wave/preview needs textDocument.uri"))?;
-        let answer = self.with_state(|s| features::preview(s, &uri, &params))?;
+        let Some(view) = self.with_state(|s| s.view(&uri))? else {
+            return Err(Error::invalid_params("the document is not open"));
+        };
+        let answer = self.compute(move || features::preview(&view, &uri, &params)).await?;
         answer.map_err(Error::invalid_params)
     }
 
@@ -238,7 +302,14 @@ impl Backend {
         {
             return Err(Error::invalid_params(format!("wave.run on a GPU: {why}")));
         }
-        let planned = self.with_state(|s| features::plan(s, &uri, kernel.as_deref()))?;
+        let view = self.with_state(|s| s.view(&uri))?;
+        let at = uri.clone();
+        let planned = self
+            .compute(move || match view {
+                Some(view) => features::plan(&view, &at, kernel.as_deref()),
+                None => Err("the document is not open".to_string()),
+            })
+            .await?;
         let (mut plan, version) = planned.map_err(Error::invalid_params)?;
         let budget = self.with_state(|s| s.run_budget)?;
         plan.dispatch.max_steps = plan.dispatch.max_steps.min(budget);
@@ -467,29 +538,42 @@ impl LanguageServer for Backend {
         params: DocumentDiagnosticParams,
     ) -> Result<DocumentDiagnosticReportResult> {
         let uri = params.text_document.uri;
-        let report = self.with_state(|s| {
-            let (items, version) = Self::diagnostics(s, &uri).unwrap_or_default();
-            let id = format!(
-                "{version}:{}",
-                s.documents.get(&uri).map_or(0, |d| d.run_diagnostics.len())
-            );
-            if params.previous_result_id.as_deref() == Some(id.as_str()) {
-                DocumentDiagnosticReport::Unchanged(RelatedUnchangedDocumentDiagnosticReport {
-                    related_documents: None,
-                    unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport {
-                        result_id: id,
-                    },
-                })
-            } else {
-                DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
-                    related_documents: None,
-                    full_document_diagnostic_report: FullDocumentDiagnosticReport {
-                        result_id: Some(id),
-                        items,
-                    },
-                })
-            }
-        })?;
+        let view = self.with_state(|s| s.view(&uri))?;
+        let report = self
+            .compute(move || {
+                let Some(s) = view else {
+                    return DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
+                        related_documents: None,
+                        full_document_diagnostic_report: FullDocumentDiagnosticReport {
+                            result_id: None,
+                            items: Vec::new(),
+                        },
+                    });
+                };
+                let s = &s;
+                let (items, version) = Self::diagnostics(s, &uri).unwrap_or_default();
+                let id = format!(
+                    "{version}:{}",
+                    s.documents.get(&uri).map_or(0, |d| d.run_diagnostics.len())
+                );
+                if params.previous_result_id.as_deref() == Some(id.as_str()) {
+                    DocumentDiagnosticReport::Unchanged(RelatedUnchangedDocumentDiagnosticReport {
+                        related_documents: None,
+                        unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport {
+                            result_id: id,
+                        },
+                    })
+                } else {
+                    DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
+                        related_documents: None,
+                        full_document_diagnostic_report: FullDocumentDiagnosticReport {
+                            result_id: Some(id),
+                            items,
+                        },
+                    })
+                }
+            })
+            .await?;
         Ok(DocumentDiagnosticReportResult::Report(report))
     }
 
@@ -497,13 +581,14 @@ impl LanguageServer for Backend {
         &self,
         params: DocumentSymbolParams,
     ) -> Result<Option<DocumentSymbolResponse>> {
-        self.on_document(&params.text_document.uri, |s, doc, index| {
+        self.on_document(&params.text_document.uri.clone(), move |s, doc, index| {
             let list = wave_ide::symbols(&s.db, doc.file)
                 .iter()
                 .map(|k| features::document_symbol(k, index))
                 .collect();
             Some(DocumentSymbolResponse::Nested(list))
         })
+        .await
     }
 
     async fn symbol(
@@ -514,25 +599,28 @@ impl LanguageServer for Backend {
     }
 
     async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
-        self.on_document(&params.text_document.uri, |s, doc, index| {
+        self.on_document(&params.text_document.uri.clone(), move |s, doc, index| {
             Some(features::folding_ranges(s, doc, index))
         })
+        .await
     }
 
     async fn selection_range(
         &self,
         params: SelectionRangeParams,
     ) -> Result<Option<Vec<SelectionRange>>> {
-        self.on_document(&params.text_document.uri, |s, doc, index| {
+        self.on_document(&params.text_document.uri.clone(), move |s, doc, index| {
             Some(features::selection_ranges(s, doc, index, &params.positions))
         })
+        .await
     }
 
     async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
-        self.on_document(&params.text_document.uri, |s, doc, index| {
+        self.on_document(&params.text_document.uri.clone(), move |s, doc, index| {
             let formatted = wave_ide::format(&s.db, doc.file)?;
             Some(vec![TextEdit { range: index.range(0..doc.text.len()), new_text: formatted }])
         })
+        .await
     }
 
     async fn on_type_formatting(
@@ -540,7 +628,7 @@ impl LanguageServer for Backend {
         params: DocumentOnTypeFormattingParams,
     ) -> Result<Option<Vec<TextEdit>>> {
         let at = params.text_document_position;
-        self.on_document(&at.text_document.uri, |s, doc, index| {
+        self.on_document(&at.text_document.uri.clone(), move |s, doc, index| {
             let offset = index.offset(at.position);
             let edits = wave_ide::on_type_indent(&s.db, doc.file, offset, &params.ch);
             Some(
@@ -550,24 +638,30 @@ impl LanguageServer for Backend {
                     .collect(),
             )
         })
+        .await
     }
 
     async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
-        self.on_document(&params.text_document.uri, |s, doc, index| {
+        self.on_document(&params.text_document.uri.clone(), move |s, doc, index| {
             Some(features::inlay_hints(s, doc, index))
         })
+        .await
     }
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
         let uri = params.text_document.uri;
-        self.on_document(&uri, |s, doc, index| Some(features::code_lenses(s, &uri, doc, index)))
+        self.on_document(&uri.clone(), move |s, doc, index| {
+            Some(features::code_lenses(s, &uri, doc, index))
+        })
+        .await
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         let uri = params.text_document.uri.clone();
-        self.on_document(&uri, |s, doc, index| {
+        self.on_document(&uri.clone(), move |s, doc, index| {
             Some(features::code_actions(s, &uri, doc, index, &params))
         })
+        .await
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
@@ -586,17 +680,19 @@ impl LanguageServer for Backend {
 
     async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
         let at = params.text_document_position;
-        self.on_document(&at.text_document.uri, |s, doc, index| {
+        self.on_document(&at.text_document.uri.clone(), move |s, doc, index| {
             Some(features::completion(s, doc, index, at.position))
         })
+        .await
     }
 
     async fn signature_help(&self, params: SignatureHelpParams) -> Result<Option<SignatureHelp>> {
         let at = params.text_document_position_params;
-        self.on_document(&at.text_document.uri, |s, doc, index| {
+        self.on_document(&at.text_document.uri.clone(), move |s, doc, index| {
             let sig = wave_ide::signature_help(&s.db, doc.file, index.offset(at.position))?;
             Some(features::signature(sig, s.encoding))
         })
+        .await
     }
 
     async fn goto_definition(
@@ -604,18 +700,19 @@ impl LanguageServer for Backend {
         params: GotoDefinitionParams,
     ) -> Result<Option<GotoDefinitionResponse>> {
         let at = params.text_document_position_params;
-        self.on_document(&at.text_document.uri, |s, doc, index| {
+        self.on_document(&at.text_document.uri.clone(), move |s, doc, index| {
             let range = wave_ide::definition(&s.db, doc.file, index.offset(at.position))?;
             Some(GotoDefinitionResponse::Scalar(Location {
                 uri: at.text_document.uri.clone(),
                 range: index.range(range),
             }))
         })
+        .await
     }
 
     async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
         let at = params.text_document_position;
-        self.on_document(&at.text_document.uri, |s, doc, index| {
+        self.on_document(&at.text_document.uri.clone(), move |s, doc, index| {
             let list: Vec<Location> =
                 wave_ide::references(&s.db, doc.file, index.offset(at.position))
                     .into_iter()
@@ -623,6 +720,7 @@ impl LanguageServer for Backend {
                     .collect();
             (!list.is_empty()).then_some(list)
         })
+        .await
     }
 
     async fn document_highlight(
@@ -630,7 +728,7 @@ impl LanguageServer for Backend {
         params: DocumentHighlightParams,
     ) -> Result<Option<Vec<DocumentHighlight>>> {
         let at = params.text_document_position_params;
-        self.on_document(&at.text_document.uri, |s, doc, index| {
+        self.on_document(&at.text_document.uri.clone(), move |s, doc, index| {
             let list: Vec<DocumentHighlight> =
                 wave_ide::document_highlights(&s.db, doc.file, index.offset(at.position))
                     .into_iter()
@@ -644,43 +742,47 @@ impl LanguageServer for Backend {
                     .collect();
             (!list.is_empty()).then_some(list)
         })
+        .await
     }
 
     async fn semantic_tokens_full(
         &self,
         params: SemanticTokensParams,
     ) -> Result<Option<SemanticTokensResult>> {
-        self.on_document(&params.text_document.uri, |s, doc, index| {
+        self.on_document(&params.text_document.uri.clone(), move |s, doc, index| {
             Some(SemanticTokensResult::Tokens(features::semantic_tokens(s, doc, index)))
         })
+        .await
     }
 
     async fn prepare_rename(
         &self,
         params: TextDocumentPositionParams,
     ) -> Result<Option<PrepareRenameResponse>> {
-        self.on_document(&params.text_document.uri, |s, doc, index| {
+        self.on_document(&params.text_document.uri.clone(), move |s, doc, index| {
             let offset = index.offset(params.position);
             let refs = wave_ide::references(&s.db, doc.file, offset);
             let here = refs.into_iter().find(|r| r.start <= offset && offset <= r.end)?;
             Some(PrepareRenameResponse::Range(index.range(here)))
         })
+        .await
     }
 
     async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
         let at = params.text_document_position;
-        let outcome = self.on_document(&at.text_document.uri, |s, doc, index| {
-            Some(
-                wave_ide::rename(&s.db, doc.file, index.offset(at.position), &params.new_name).map(
-                    |edits| {
-                        edits
-                            .into_iter()
-                            .map(|(r, new_text)| TextEdit { range: index.range(r), new_text })
-                            .collect::<Vec<_>>()
-                    },
-                ),
-            )
-        })?;
+        let outcome = self
+            .on_document(&at.text_document.uri.clone(), move |s, doc, index| {
+                Some(
+                    wave_ide::rename(&s.db, doc.file, index.offset(at.position), &params.new_name)
+                        .map(|edits| {
+                            edits
+                                .into_iter()
+                                .map(|(r, new_text)| TextEdit { range: index.range(r), new_text })
+                                .collect::<Vec<_>>()
+                        }),
+                )
+            })
+            .await?;
         match outcome {
             None => Ok(None),
             Some(Err(why)) => Err(Error::invalid_params(why)),
@@ -694,7 +796,7 @@ impl LanguageServer for Backend {
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         let at = params.text_document_position_params;
-        self.on_document(&at.text_document.uri, |s, doc, index| {
+        self.on_document(&at.text_document.uri.clone(), move |s, doc, index| {
             let h = wave_ide::hover(&s.db, doc.file, index.offset(at.position))?;
             Some(Hover {
                 contents: HoverContents::Markup(MarkupContent {
@@ -704,6 +806,7 @@ impl LanguageServer for Backend {
                 range: Some(index.range(h.range)),
             })
         })
+        .await
     }
 }
 

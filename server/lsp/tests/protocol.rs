@@ -577,3 +577,42 @@ fn deeply_nested_documents_get_diagnostics_and_the_server_goes_on() {
         .join()
         .expect("no panic");
 }
+
+/// A request whose answer takes long (the first compile of a file of many kernels) does not
+/// hold the session up: an edit arriving meanwhile cancels it at its next query (salsa's
+/// cancellation), the request is answered `ContentModified` (-32801), and the new version's
+/// diagnostics are published.
+#[test]
+fn an_edit_cancels_a_long_request_and_the_new_version_is_answered() {
+    let mut text = String::from("import wave\n\n");
+    for k in 0..150 {
+        text.push_str(&format!(
+            "@wave.kernel(workgroup=64)\ndef k{k}(out: f32[:], n: u32):\n    i = wave.global_id(0)\n    total: f32 = 0.0\n    for j in range(n):\n        if j % 3 == 1:\n            continue\n        total += out[(i + j) % n] * 0.5\n    out[i] = total\n\n"
+        ));
+    }
+    let uri = "file:///tmp/wave-protocol-test/many.py";
+    runtime().block_on(async {
+        let mut c = pushing().await;
+        c.open(uri, &text).await.expect("open");
+        let at = json!({"textDocument": {"uri": uri}, "position": {"line": 4, "character": 4}});
+        let hover = c.send("textDocument/hover", at.clone()).await.expect("send");
+        // An edit in the last kernel, while the first answers are being computed.
+        let line = text.lines().count() as u32 - 2;
+        c.change(uri, 2, (line, 4), (line, 4), "#").await.expect("change");
+        let answer = c.response(hover).await.expect("a response");
+        let error = answer.expect_err("the hover was computing when the edit came: cancelled");
+        assert_eq!(error["code"], -32801, "{error}");
+        let d = c
+            .wait_for("textDocument/publishDiagnostics", |p| p["uri"] == uri && p["version"] == 2)
+            .await
+            .expect("the new version's diagnostics");
+        assert_eq!(d["diagnostics"].as_array().map(Vec::len), Some(0), "{d}");
+        // Asked again, it is answered.
+        let again = c.request("textDocument/hover", at).await.expect("transport");
+        assert!(
+            again.is_ok_and(|h| h["contents"]["value"]
+                .as_str()
+                .is_some_and(|v| v.contains("i: u32")))
+        );
+    });
+}
