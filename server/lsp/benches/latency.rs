@@ -19,7 +19,7 @@
 //! published diagnostics of that version. The baseline, measured in the same run: compiling
 //! the whole file once (what the server did per keystroke before it compiled kernel by
 //! kernel). Target p95 under 10 ms.
-//! Run: `cargo bench -p wave-lsp --bench latency [-- big|files|sources]`. Figures are in docs/performance.md.
+//! Run: `cargo bench -p wave-lsp --bench latency [-- big|files|sources [py|rs|cpp|ts]]`. Figures are in docs/performance.md.
 
 #![allow(clippy::print_stdout, reason = "a benchmark prints its figures")]
 
@@ -439,7 +439,16 @@ fn sources(runtime: &tokio::runtime::Runtime) -> bool {
         "{:<46} {:>10} {:>10} {:>10} {:>12} {:>8}",
         "10,000-line kernel files", "p50", "p95", "max", "p95/whole", "target"
     );
+    // `-- sources rust` measures one language.
+    let only: Option<String> =
+        std::env::args().skip(1).filter(|a| !a.starts_with("--")).nth(1).map(|a| a.to_lowercase());
     for language in wave_kernel::Language::ALL {
+        if only
+            .as_deref()
+            .is_some_and(|o| o != language.extension() && o != language.name().to_lowercase())
+        {
+            continue;
+        }
         let text = kernel_file(language);
         let lines: Vec<&str> = text.lines().collect();
         let kernels = wave_kernel::functions(&text, language).iter().filter(|f| f.kernel).count();

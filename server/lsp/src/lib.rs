@@ -30,11 +30,32 @@ use crate::convert::{Encoding, LineIndex};
 /// goes.
 const ANALYSIS_STACK: usize = 256 << 20;
 
+/// The threads that compute answers: the blocking pool of a runtime of their own, whose
+/// threads have [`ANALYSIS_STACK`] whatever runtime the server itself runs on (a test's, or
+/// `wave lsp`'s), and are kept a while between requests rather than started for each.
+fn analysis_threads() -> tokio::runtime::Handle {
+    static POOL: std::sync::OnceLock<Option<tokio::runtime::Runtime>> = std::sync::OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .thread_name("wave-analysis")
+            .thread_stack_size(ANALYSIS_STACK)
+            .build()
+            .ok()
+    });
+    match pool {
+        Some(runtime) => runtime.handle().clone(),
+        // (Only if the system refuses the runtime: the caller's own blocking pool.)
+        None => tokio::runtime::Handle::current(),
+    }
+}
+
 /// An open document.
 #[derive(Clone)]
 struct Document {
     file: wave_db::SourceFile,
-    text: String,
+    /// Shared with the snapshots of requests in flight; an edit copies it only while one
+    /// holds it.
+    text: Arc<String>,
     version: i32,
     /// Diagnostics of the last run (traps at their line), for this version only.
     run_diagnostics: Vec<Diagnostic>,
@@ -146,8 +167,8 @@ impl Backend {
         }
     }
 
-    /// Runs `f` off the request loop, on a thread of its own with a known, large stack
-    /// ([`ANALYSIS_STACK`]: the analyses of deeply nested code need a few MB), so that the
+    /// Runs `f` off the request loop, on a thread of a pool with a known, large stack
+    /// ([`analysis_threads`]: the analyses of deeply nested code need a few MB), so that the
     /// loop goes on reading messages. `f` computes on a snapshot of the database
     /// ([`State::view`]): an edit that arrives meanwhile cancels it at its next query (salsa's
     /// cancellation), and the request is answered `ContentModified`. A panic is an internal
@@ -156,17 +177,9 @@ impl Backend {
         &self,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T> {
-        let (send, receive) = tokio::sync::oneshot::channel();
-        let spawned = std::thread::Builder::new()
-            .name("wave-analysis".into())
-            .stack_size(ANALYSIS_STACK)
-            .spawn(move || {
-                let _ = send.send(std::panic::catch_unwind(AssertUnwindSafe(f)));
-            });
-        if spawned.is_err() {
-            return Err(Error::internal_error());
-        }
-        match receive.await {
+        let job = analysis_threads()
+            .spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(f)));
+        match job.await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(payload)) if payload.is::<salsa::Cancelled>() => Err(Error::content_modified()),
             _ => Err(Error::internal_error()),
@@ -457,7 +470,7 @@ impl LanguageServer for Backend {
                 Some(d) => {
                     d.file.set_text(&mut s.db).to(doc.text.clone());
                     d.file.set_version(&mut s.db).to(doc.version);
-                    d.text = doc.text;
+                    d.text = Arc::new(doc.text);
                     d.version = doc.version;
                     d.run_diagnostics.clear();
                 }
@@ -470,7 +483,7 @@ impl LanguageServer for Backend {
                     );
                     let document = Document {
                         file,
-                        text: doc.text,
+                        text: Arc::new(doc.text),
                         version: doc.version,
                         run_diagnostics: Vec::new(),
                     };
@@ -493,18 +506,18 @@ impl LanguageServer for Backend {
             }
             for change in params.content_changes {
                 match change.range {
-                    None => doc.text = change.text,
+                    None => doc.text = Arc::new(change.text),
                     Some(range) => {
                         let index = LineIndex::new(&doc.text, encoding);
                         let start = index.offset(range.start);
                         let end = index.offset(range.end).max(start);
-                        doc.text.replace_range(start..end, &change.text);
+                        Arc::make_mut(&mut doc.text).replace_range(start..end, &change.text);
                     }
                 }
             }
             doc.version = version;
             doc.run_diagnostics.clear();
-            let (file, text) = (doc.file, doc.text.clone());
+            let (file, text) = (doc.file, doc.text.to_string());
             file.set_text(&mut s.db).to(text);
             file.set_version(&mut s.db).to(version);
             true
