@@ -56,23 +56,9 @@ fn well_formed(text: &str) -> Option<Parsed> {
     let mut parsed = Parsed::default();
     let mut blocks: Vec<Block> = Vec::new();
     let mut in_kernel = false;
-    let bytes = text.as_bytes();
-    let mut start = 0;
-    while start < bytes.len() || start == 0 {
-        let (end, next, has_newline) = match memchr_newline(&bytes[start..]) {
-            Some(i) => {
-                let nl = start + i;
-                let end = if nl > start && bytes[nl - 1] == b'\r' { nl - 1 } else { nl };
-                (end, nl + 1, true)
-            }
-            None => (bytes.len(), bytes.len(), false),
-        };
+    for (start, end, _, has_newline) in split_lines(text) {
         let mut line = Line { text, pos: start, end };
         line.statement(&mut parsed, &mut blocks, &mut in_kernel, has_newline)?;
-        if next >= bytes.len() {
-            break;
-        }
-        start = next;
     }
     // Unclosed blocks or kernels are MISSING nodes for tree-sitter.
     if in_kernel || !blocks.is_empty() {
@@ -118,17 +104,7 @@ fn scan(text: &str) -> Option<Scan> {
     let mut in_kernel = false;
     let mut lines = Vec::new();
     let mut bad = Vec::new();
-    let bytes = text.as_bytes();
-    let mut start = 0;
-    while start < bytes.len() || start == 0 {
-        let (end, next, has_newline) = match memchr_newline(&bytes[start..]) {
-            Some(i) => {
-                let nl = start + i;
-                let end = if nl > start && bytes[nl - 1] == b'\r' { nl - 1 } else { nl };
-                (end, nl + 1, true)
-            }
-            None => (bytes.len(), bytes.len(), false),
-        };
+    for (start, end, next, has_newline) in split_lines(text) {
         if stacks.last() != Some(&blocks) {
             stacks.push(blocks.clone());
         }
@@ -154,10 +130,6 @@ fn scan(text: &str) -> Option<Scan> {
         }
         info.in_kernel_after = in_kernel;
         lines.push(info);
-        if next >= bytes.len() {
-            break;
-        }
-        start = next;
     }
     // Unclosed blocks or kernels are MISSING nodes for tree-sitter.
     if in_kernel || !blocks.is_empty() {
@@ -371,6 +343,26 @@ fn shift_stmt(kind: &mut StmtKind, shift: &impl Fn(&Span) -> Span) {
             }
         }
     }
+}
+
+/// The lines of `text`: where each starts, where its code ends (before `\r\n` or `\n`), where
+/// the next starts, and whether it has a newline. An empty text is one empty line.
+fn split_lines(text: &str) -> impl Iterator<Item = (usize, usize, usize, bool)> + '_ {
+    let bytes = text.as_bytes();
+    let mut start = Some(0);
+    std::iter::from_fn(move || {
+        let at = start?;
+        let line = match memchr_newline(&bytes[at..]) {
+            Some(i) => {
+                let nl = at + i;
+                let end = if nl > at && bytes[nl - 1] == b'\r' { nl - 1 } else { nl };
+                (at, end, nl + 1, true)
+            }
+            None => (at, bytes.len(), bytes.len(), false),
+        };
+        start = (line.2 < bytes.len()).then_some(line.2);
+        Some(line)
+    })
 }
 
 fn memchr_newline(bytes: &[u8]) -> Option<usize> {
