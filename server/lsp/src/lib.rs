@@ -531,7 +531,10 @@ impl LanguageServer for Backend {
         let uri = params.text_document.uri;
         let pull = self
             .with_state(|s| {
-                s.documents.remove(&uri);
+                if let Some(doc) = s.documents.remove(&uri) {
+                    // The outline kept for the next version's cut is not needed any more.
+                    wave_db::Db::outlines(&s.db).forget(doc.file);
+                }
                 s.pull_diagnostics
             })
             .unwrap_or(false);
