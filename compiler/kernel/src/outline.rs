@@ -37,6 +37,9 @@ pub struct Outline {
     language: Language,
 }
 
+/// The largest text parsed again to mend broken chunks with their neighbours.
+const GROW_BYTES: usize = 64 << 10;
+
 /// Node kinds that never end a chunk: comments, and Rust's attributes, which belong to the
 /// item after them.
 const GLUE: [&str; 4] = ["comment", "line_comment", "block_comment", "attribute_item"];
@@ -89,6 +92,10 @@ pub fn outline(text: &str, language: Language, previous: Option<&Outline>) -> Ou
     let mut grow = 1;
     while unsettled(&cut, lo, hi) && grow <= 4 && (lo > 0 || hi < last) {
         let l = lo.saturating_sub(grow);
+        // Parsing is all this costs; past 64 KB the damage stays where it is.
+        if new_range(l, (hi + grow).min(last)).len() > GROW_BYTES {
+            break;
+        }
         let (wider, h) = region(l, (hi + grow).min(last));
         if !unsettled(&wider, l, h) {
             (span, cut) = ((l, h), wider);
@@ -119,6 +126,11 @@ fn cut_region(text: &str, language: Language) -> (Vec<(Range<usize>, bool)>, boo
 /// whether the last chunk is text after the last item (comments, blank lines).
 fn cut_within(text: &str, language: Language, nested: bool) -> (Vec<(Range<usize>, bool)>, bool) {
     let whole = (vec![(0..text.len(), true)], false);
+    // Nested deeper than the compiler follows: one chunk, which reports it (and is not given
+    // to tree-sitter's slow recovery).
+    if crate::front::bracket_depth(text).is_some() {
+        return whole;
+    }
     let parsed = match language {
         // Text the Python grammar cannot follow is one chunk; parsing it reports why.
         Language::Python if crate::front::python_indentation(text).is_some() => return whole,

@@ -187,3 +187,30 @@ fn long_chains_of_clauses_count_as_nesting() {
     assert_eq!(nesting_errors(arms(20_000), Language::Rust).len(), 1);
     assert_eq!(nesting_errors(cases(20_000), Language::Cpp).len(), 1);
 }
+
+/// Found by the protocol fuzzer: a line of 47,584 `[` in a C++ kernel took tree-sitter's error
+/// recovery 9 s to parse, and the language server parses a chunk several times. Brackets are
+/// counted before parsing: past the limit, E0412 at the first bracket beyond it, in every
+/// language, and no parse.
+#[test]
+fn thousands_of_unclosed_brackets_are_refused_before_parsing() {
+    for (language, make) in [
+        (Language::Python, python as fn(&str) -> String),
+        (Language::Rust, rust),
+        (Language::Cpp, cpp),
+        (Language::TypeScript, ts),
+    ] {
+        for bracket in ["[", "(", "{"] {
+            let text = make(&format!("    x = {}\n", bracket.repeat(50_000)));
+            let (compiled, d) = codes(text.clone(), language);
+            assert!(!compiled);
+            let at = text.find(bracket.repeat(50_000).as_str()).expect("brackets");
+            // The kernel's own brackets before the line count too.
+            let open_before = text[..at].matches(['(', '[', '{']).count()
+                - text[..at].matches([')', ']', '}']).count();
+            let nesting: Vec<usize> =
+                d.iter().filter(|(c, _)| *c == "E0412").map(|(_, s)| *s).collect();
+            assert_eq!(nesting, [at + 1000 - open_before], "{language:?} {bracket}: {d:?}");
+        }
+    }
+}

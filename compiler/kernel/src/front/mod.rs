@@ -84,6 +84,19 @@ fn parse_tree(
         ));
         return None;
     }
+    if let Some(at) = bracket_depth(text) {
+        let mut d = Diagnostic::error(
+            codes::NESTING,
+            at..at + 1,
+            format!("code nested deeper than {MAX_NESTING} levels"),
+        );
+        d.notes.push(format!(
+            "this bracket opens level {}: the compiler follows at most {MAX_NESTING} levels of blocks, statements and expressions inside each other; move the inner part into a helper function",
+            MAX_NESTING + 1
+        ));
+        diagnostics.push(d);
+        return None;
+    }
     let mut parser = tree_sitter::Parser::new();
     if parser.set_language(language).is_err() {
         diagnostics.push(Diagnostic::error(
@@ -115,6 +128,28 @@ fn parse_tree(
         return None;
     }
     Some(tree)
+}
+
+/// Where `text` first has more than [`MAX_NESTING`] brackets (`(`, `[`, `{`) open at once,
+/// counted before parsing: each open bracket is at least one level of the tree, so such a text
+/// is refused anyway, and tree-sitter's error recovery on thousands of unclosed brackets takes
+/// seconds (a line of 47,584 `[` took 9 s to parse). Brackets in strings and comments count
+/// too: it takes a thousand unclosed ones there to matter.
+pub(crate) fn bracket_depth(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, b) in text.bytes().enumerate() {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Some(i);
+                }
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Clauses that a frontend folds into nested statements although the tree lists them side by
