@@ -37,6 +37,16 @@ pub struct Outline {
     language: Language,
 }
 
+/// The time the parses of one cut may take together: this, plus [`PARSE_BUDGET_PER_KB`] per
+/// KB of the file (1 MB/s, several times slower than tree-sitter on any code we measured,
+/// and 200 ms before the first byte). Past it what is left is one broken chunk: only text on
+/// which tree-sitter's error recovery takes seconds gets there (the protocol fuzzer found
+/// some), and the frontends still read it, as they read any chunk. The cut then depends on
+/// the machine's speed, which only such text can notice.
+const PARSE_BUDGET_BASE: std::time::Duration = std::time::Duration::from_millis(200);
+/// See [`PARSE_BUDGET_BASE`].
+const PARSE_BUDGET_PER_KB: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// The largest text parsed again to mend broken chunks with their neighbours.
 const GROW_BYTES: usize = 64 << 10;
 
@@ -47,8 +57,12 @@ const GLUE: [&str; 4] = ["comment", "line_comment", "block_comment", "attribute_
 /// Cuts `text` into chunks. `previous` is the outline of the version before, if any: only the
 /// chunks the edit touches are parsed again.
 pub fn outline(text: &str, language: Language, previous: Option<&Outline>) -> Outline {
+    // The cut is worth a few parses, not seconds (see [`PARSE_BUDGET_BASE`]).
+    let deadline = std::time::Instant::now()
+        + PARSE_BUDGET_BASE
+        + PARSE_BUDGET_PER_KB * u32::try_from(text.len() / 1024).unwrap_or(u32::MAX);
     let Some(p) = previous.filter(|p| p.language == language && !p.chunks.is_empty()) else {
-        let (chunks, broken) = cut_region(text, language).0.into_iter().unzip();
+        let (chunks, broken) = cut_region(text, language, deadline).0.into_iter().unzip();
         return Outline { chunks, broken, text: text.to_owned(), language };
     };
     let (prefix, old_end, new_end) = edit(&p.text, text);
@@ -69,7 +83,7 @@ pub fn outline(text: &str, language: Language, previous: Option<&Outline>) -> Ou
     // chunk after them, which is taken in.
     let region = |lo: usize, mut hi: usize| loop {
         let r = new_range(lo, hi);
-        let (cut, tail) = cut_region(&text[r.clone()], language);
+        let (cut, tail) = cut_region(&text[r.clone()], language, deadline);
         if tail && hi < last {
             hi += 1;
             continue;
@@ -118,13 +132,22 @@ pub fn outline(text: &str, language: Language, previous: Option<&Outline>) -> Ou
 }
 
 /// The chunks of `text` parsed on its own, each with whether it is broken.
-fn cut_region(text: &str, language: Language) -> (Vec<(Range<usize>, bool)>, bool) {
-    cut_within(text, language, false)
+fn cut_region(
+    text: &str,
+    language: Language,
+    deadline: std::time::Instant,
+) -> (Vec<(Range<usize>, bool)>, bool) {
+    cut_within(text, language, false, deadline)
 }
 
 /// [`cut_region`]; `nested` for a piece of a broken item, which is not cut again. Also says
 /// whether the last chunk is text after the last item (comments, blank lines).
-fn cut_within(text: &str, language: Language, nested: bool) -> (Vec<(Range<usize>, bool)>, bool) {
+fn cut_within(
+    text: &str,
+    language: Language,
+    nested: bool,
+    deadline: std::time::Instant,
+) -> (Vec<(Range<usize>, bool)>, bool) {
     let whole = (vec![(0..text.len(), true)], false);
     // Nested deeper than the compiler follows: one chunk, which reports it (and is not given
     // to tree-sitter's slow recovery).
@@ -142,7 +165,25 @@ fn cut_within(text: &str, language: Language, nested: bool) -> (Vec<(Range<usize
     if parser.set_language(&grammar(language)).is_err() {
         return whole;
     }
-    let Some(tree) = parser.parse(&parsed, None) else { return whole };
+    // Past the deadline (tree-sitter's recovery on some garbage), the part is one broken
+    // chunk, left to the frontends.
+    let mut in_budget = |_: &tree_sitter::ParseState| {
+        if std::time::Instant::now() > deadline {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    };
+    if std::time::Instant::now() > deadline {
+        return whole;
+    }
+    let bytes = parsed.as_bytes();
+    let tree = parser.parse_with_options(
+        &mut |i, _| bytes.get(i..).unwrap_or_default(),
+        None,
+        Some(tree_sitter::ParseOptions::new().progress_callback(&mut in_budget)),
+    );
+    let Some(tree) = tree else { return whole };
     let pieces = cut(&tree, &parsed);
     let mut chunks = Vec::new();
     for (c, broken) in pieces {
@@ -151,7 +192,7 @@ fn cut_within(text: &str, language: Language, nested: bool) -> (Vec<(Range<usize
             None if nested => chunks.push((c, true)),
             // Each piece of a broken item, parsed on its own.
             None => chunks.extend(
-                cut_within(&text[c.clone()], language, true)
+                cut_within(&text[c.clone()], language, true, deadline)
                     .0
                     .into_iter()
                     .map(|(p, b)| (p.start + c.start..p.end + c.start, b)),

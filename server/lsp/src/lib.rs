@@ -83,6 +83,22 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// [`State::view`] of every open document (their texts are shared, not copied).
+    fn view_all(&self) -> State {
+        State {
+            db: self.db.clone(),
+            documents: self.documents.clone(),
+            encoding: self.encoding,
+            settings: self.settings,
+            run_budget: self.run_budget,
+            pull_diagnostics: self.pull_diagnostics,
+            progress: self.progress,
+            snippets: self.snippets,
+            runs: HashMap::new(),
+            no_gpu: self.no_gpu.clone(),
+        }
+    }
+
     /// What a request on document `uri` computes from, taken under the lock and used without
     /// it: a snapshot of the database (a salsa handle, which the next edit cancels), the
     /// settings, and that document alone. `None` when it is not open.
@@ -611,7 +627,8 @@ impl LanguageServer for Backend {
         &self,
         params: WorkspaceSymbolParams,
     ) -> Result<Option<WorkspaceSymbolResponse>> {
-        self.with_state(|s| Some(features::workspace_symbols(s, &params.query)))
+        let view = self.with_state(|s| s.view_all())?;
+        self.compute(move || Some(features::workspace_symbols(&view, &params.query))).await
     }
 
     async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
