@@ -85,9 +85,22 @@ pub(crate) struct State {
 impl State {
     /// [`State::view`] of every open document (their texts are shared, not copied).
     fn view_all(&self) -> State {
+        self.snapshot(self.documents.clone())
+    }
+
+    /// What a request on document `uri` computes from, taken under the lock and used without
+    /// it: a snapshot of the database (a salsa handle, which the next edit cancels), the
+    /// settings, and that document alone. `None` when it is not open.
+    fn view(&self, uri: &Uri) -> Option<State> {
+        let doc = self.documents.get(uri)?.clone();
+        Some(self.snapshot(HashMap::from([(uri.clone(), doc)])))
+    }
+
+    /// A snapshot of the database and the settings, with `documents`.
+    fn snapshot(&self, documents: HashMap<Uri, Document>) -> State {
         State {
             db: self.db.clone(),
-            documents: self.documents.clone(),
+            documents,
             encoding: self.encoding,
             settings: self.settings,
             run_budget: self.run_budget,
@@ -97,25 +110,6 @@ impl State {
             runs: HashMap::new(),
             no_gpu: self.no_gpu.clone(),
         }
-    }
-
-    /// What a request on document `uri` computes from, taken under the lock and used without
-    /// it: a snapshot of the database (a salsa handle, which the next edit cancels), the
-    /// settings, and that document alone. `None` when it is not open.
-    fn view(&self, uri: &Uri) -> Option<State> {
-        let doc = self.documents.get(uri)?.clone();
-        Some(State {
-            db: self.db.clone(),
-            documents: HashMap::from([(uri.clone(), doc)]),
-            encoding: self.encoding,
-            settings: self.settings,
-            run_budget: self.run_budget,
-            pull_diagnostics: self.pull_diagnostics,
-            progress: self.progress,
-            snippets: self.snippets,
-            runs: HashMap::new(),
-            no_gpu: self.no_gpu.clone(),
-        })
     }
 }
 
