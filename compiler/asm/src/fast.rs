@@ -292,7 +292,11 @@ fn window(text: &str, scan: &Scan, lo: usize, hi: usize) -> Option<Parsed> {
     if parsed.diagnostics.iter().any(|d| !inside(&d.span)) {
         return None;
     }
-    let shift = |s: &Span| s.start - at + first.start..s.end - at + first.start;
+    // (Every span kept is inside the window; a label elsewhere is pinned to its start.)
+    let shift = |s: &Span| {
+        let place = |o: usize| o.saturating_sub(at).min(after - at) + first.start;
+        place(s.start)..place(s.end.max(s.start))
+    };
     let mut out = Parsed::default();
     for mut st in parsed.stmts.into_iter().filter(|s| inside(&s.span)) {
         st.span = shift(&st.span);

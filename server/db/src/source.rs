@@ -255,7 +255,8 @@ impl PlacedUnit {
                 file[..span.start.min(file.len())].matches('\n').count() as u32 + 1
             })
             .collect();
-        let map = |l: u32| lines.get(l as usize - 1).copied().unwrap_or(l);
+        let map =
+            |l: u32| l.checked_sub(1).and_then(|i| lines.get(i as usize)).copied().unwrap_or(l);
         for e in &mut module.lines {
             let first = e.line;
             e.line = map(e.line);
