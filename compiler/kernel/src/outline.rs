@@ -268,7 +268,11 @@ fn cut(tree: &tree_sitter::Tree, text: &str) -> Vec<(Range<usize>, Option<bool>)
         if GLUE.contains(&item.kind()) {
             continue;
         }
-        let end = item.end_byte().max(start);
+        let mut end = item.end_byte().max(start).min(text.len());
+        // (tree-sitter ends nodes between characters; a chunk must, to be sliced.)
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
         let line_end = if text[..end].ends_with('\n') {
             end
         } else {
