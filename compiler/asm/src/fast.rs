@@ -11,12 +11,21 @@
 //! kernel and blocks open there (see [`mend`]); a 1 MB kernel with one half-typed line costs
 //! a line-by-line pass and a few small parses instead of a parse of the whole file. A window
 //! is taken only when its good lines come out exactly as read here; otherwise it grows, and
-//! past 64 lines, or when the line may open or close a block or a kernel, the whole file is
-//! parsed by tree-sitter. With one mistake the answer equals the whole file's parse (a test
-//! types characters at random to check it). With several, tree-sitter's recovery over the
-//! whole file weighs them all at once and can choose differently; then the windows are the
-//! definition, and keep each mistake's diagnostic on its own line. The fuzz target checks that
-//! the answer equals tree-sitter's on every file without a syntax error.
+//! past 64 lines, or when the line is a damaged `.kernel` or `.end`, the whole file is parsed
+//! by tree-sitter. With one mistake in a file whose block keywords balance, the answer equals
+//! the whole file's parse (a test types characters at random to check it). With several,
+//! tree-sitter's recovery over the whole file weighs them all at once and can choose
+//! differently; then the windows are the definition, and keep each mistake's diagnostic on
+//! its own line. The fuzz target checks that the answer equals tree-sitter's on every file
+//! without a syntax error whose block keywords balance.
+//!
+//! Where the block keywords do not balance (an `endif` without its `if`, a `loop` never
+//! closed, `.end` with blocks open, a damaged `if` line), this parser's reading is the
+//! definition, not tree-sitter's recovery: every line is read as it stands, a damaged line
+//! starting with a block keyword is taken to do what the keyword says, and the assembler's
+//! block matcher reports what is open or unmatched (E0160 to E0165), with the lines around
+//! left as written. tree-sitter's recovery would re-read the whole kernel at every keystroke
+//! (about 100 ms at 1 MB) and can wrap good lines into an error.
 //!
 //! Lexing follows the grammar's context-aware rules: at the start of a statement every word is
 //! an identifier (or a block keyword); in operand position a word is a register, predicate or
@@ -36,18 +45,25 @@ const RESERVED: [&str; 5] = ["if", "else", "endif", "loop", "endloop"];
 /// among them) with tree-sitter in a window of their own (see [`mend`]); `None` when
 /// tree-sitter must parse the whole file.
 pub fn parse(text: &str) -> Option<Parsed> {
+    parse_reading(text).map(|(parsed, _)| parsed)
+}
+
+/// [`parse`], and whether the answer is tree-sitter's (`true`), or the block keywords did not
+/// balance and the line parser's reading is the definition (`false`).
+pub(crate) fn parse_reading(text: &str) -> Option<(Parsed, bool)> {
     // tree-sitter's lexer reads a NUL byte as the end of input, even inside a comment.
     if text.as_bytes().contains(&0) {
         return None;
     }
     if let Some(parsed) = well_formed(text) {
-        return Some(parsed);
+        return Some((parsed, true));
     }
     let scan = scan(text)?;
+    let exact = !scan.lenient;
     if scan.bad.is_empty() {
-        return Some(scan.parsed);
+        return Some((scan.parsed, exact));
     }
-    mend(text, &scan)
+    mend(text, &scan).map(|parsed| (parsed, exact))
 }
 
 /// Parses a file this parser reads from start to end, or `None` at the first line it cannot
@@ -57,7 +73,7 @@ fn well_formed(text: &str) -> Option<Parsed> {
     let mut blocks: Vec<Block> = Vec::new();
     let mut in_kernel = false;
     for (start, end, _, has_newline) in split_lines(text) {
-        let mut line = Line { text, pos: start, end };
+        let mut line = Line { text, pos: start, end, lenient: false, mismatch: false };
         line.statement(&mut parsed, &mut blocks, &mut in_kernel, has_newline)?;
     }
     // Unclosed blocks or kernels are MISSING nodes for tree-sitter.
@@ -82,6 +98,9 @@ struct LineInfo {
     /// Inside a kernel at its start, and at its end.
     in_kernel: bool,
     in_kernel_after: bool,
+    /// A block keyword that did not match the open blocks: no window takes it in, since
+    /// tree-sitter's recovery would read it with the lines around it.
+    fence: bool,
 }
 
 /// The line-by-line pass over a file.
@@ -92,6 +111,9 @@ struct Scan {
     stacks: Vec<Vec<Block>>,
     /// The lines this parser does not model.
     bad: Vec<usize>,
+    /// The block keywords did not balance (a keyword that does not match, an unreadable line
+    /// taken to do what its keyword says, blocks or a kernel open at the end).
+    lenient: bool,
 }
 
 /// Parses `text` line by line, keeping the lines it cannot parse aside (without statements),
@@ -104,6 +126,7 @@ fn scan(text: &str) -> Option<Scan> {
     let mut in_kernel = false;
     let mut lines = Vec::new();
     let mut bad = Vec::new();
+    let mut lenient = false;
     for (start, end, next, has_newline) in split_lines(text) {
         if stacks.last() != Some(&blocks) {
             stacks.push(blocks.clone());
@@ -116,42 +139,75 @@ fn scan(text: &str) -> Option<Scan> {
             stack: stacks.len() - 1,
             in_kernel,
             in_kernel_after: in_kernel,
+            fence: false,
         };
-        let mut line = Line { text, pos: start, end };
+        let mut line = Line { text, pos: start, end, lenient: true, mismatch: false };
         if line.statement(&mut parsed, &mut blocks, &mut in_kernel, has_newline).is_none() {
-            if structural(&text[start..end]) || !has_newline {
+            let code = &text[start..end];
+            if kernel_line(code) || !has_newline {
                 return None;
             }
             parsed.stmts.truncate(info.stmt);
             parsed.comments.truncate(info.comment);
             blocks.clone_from(&stacks[info.stack]);
             in_kernel = info.in_kernel;
+            // A block keyword the line starts with is taken to do what it says.
+            if let Some(word) = first_word(code).filter(|w| RESERVED.contains(w)) {
+                apply_keyword(&mut blocks, word);
+                lenient = true;
+            } else if structural(code) {
+                lenient = true;
+            }
             bad.push(lines.len());
         }
+        info.fence = line.mismatch;
+        lenient |= line.mismatch;
         info.in_kernel_after = in_kernel;
         lines.push(info);
     }
-    // Unclosed blocks or kernels are MISSING nodes for tree-sitter.
-    if in_kernel || !blocks.is_empty() {
-        return None;
-    }
-    Some(Scan { parsed, lines, stacks, bad })
+    // Blocks or a kernel left open at the end are the block matcher's to report.
+    lenient |= in_kernel || !blocks.is_empty();
+    Some(Scan { parsed, lines, stacks, bad, lenient })
 }
 
-/// Whether a line this parser could not read may open or close a block or a kernel: it
-/// holds a block keyword as a word, or its first word is `.kernel` or `.end`.
+/// Whether a line holds a block keyword as a word (a line this parser could not read may then
+/// open or close a block where tree-sitter reads it).
 fn structural(line: &str) -> bool {
+    let code = line.split([';', '#']).next().unwrap_or("");
+    code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .any(|w| RESERVED.contains(&w))
+}
+
+/// Whether a line's first word is `.kernel` or `.end` (any case).
+fn kernel_line(line: &str) -> bool {
     let code = line.split([';', '#']).next().unwrap_or("");
     let first = code.split_whitespace().next().unwrap_or("");
     let directive = first
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
         .next()
         .unwrap_or("");
-    if directive.eq_ignore_ascii_case(".kernel") || directive.eq_ignore_ascii_case(".end") {
-        return true;
+    directive.eq_ignore_ascii_case(".kernel") || directive.eq_ignore_ascii_case(".end")
+}
+
+/// The first word of a line's code.
+fn first_word(line: &str) -> Option<&str> {
+    line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).find(|w| !w.is_empty())
+}
+
+/// What a block keyword does to the open blocks, where it matches them (nothing otherwise).
+fn apply_keyword(blocks: &mut Vec<Block>, word: &str) {
+    match (word, blocks.last()) {
+        ("if", _) => blocks.push(Block::If),
+        ("loop", _) => blocks.push(Block::Loop),
+        ("else", Some(Block::If)) => {
+            blocks.pop();
+            blocks.push(Block::Else);
+        }
+        ("endif", Some(Block::If | Block::Else)) | ("endloop", Some(Block::Loop)) => {
+            blocks.pop();
+        }
+        _ => {}
     }
-    code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-        .any(|w| RESERVED.contains(&w))
 }
 
 /// The lines of a scan that it could not read, parsed by tree-sitter in windows: each bad
@@ -168,7 +224,9 @@ fn mend(text: &str, scan: &Scan) -> Option<Parsed> {
         let mut windows: Vec<(usize, usize)> = Vec::new();
         for &b in &scan.bad {
             let same = |l: &LineInfo| {
-                l.in_kernel == scan.lines[b].in_kernel && l.in_kernel_after == l.in_kernel
+                l.in_kernel == scan.lines[b].in_kernel
+                    && l.in_kernel_after == l.in_kernel
+                    && !l.fence
             };
             let mut lo = b;
             while lo > 0 && b - lo < margin && same(&scan.lines[lo - 1]) {
@@ -384,6 +442,11 @@ struct Line<'a> {
     text: &'a str,
     pos: usize,
     end: usize,
+    /// Block keywords that do not match the open blocks (and `.end` with blocks open) are read
+    /// as they stand, for the assembler's block matcher to report, instead of refused.
+    lenient: bool,
+    /// Set when a lenient line did not match.
+    mismatch: bool,
 }
 
 fn is_word_start(b: u8) -> bool {
@@ -650,6 +713,7 @@ impl<'a> Line<'a> {
                     ("endif", Some(Block::If | Block::Else)) | ("endloop", Some(Block::Loop)) => {
                         blocks.pop();
                     }
+                    _ if self.lenient && has_newline => self.mismatch = true,
                     _ => return None,
                 }
                 let end = span.end;
@@ -663,7 +727,7 @@ impl<'a> Line<'a> {
     fn directive(
         &mut self,
         parsed: &mut Parsed,
-        blocks: &mut [Block],
+        blocks: &mut Vec<Block>,
         in_kernel: &mut bool,
         has_newline: bool,
     ) -> Option<()> {
@@ -695,9 +759,11 @@ impl<'a> Line<'a> {
                 return Some(());
             }
             ".end" => {
-                if !*in_kernel || !blocks.is_empty() || !self.at_end(parsed)? {
+                if !*in_kernel || !(blocks.is_empty() || self.lenient) || !self.at_end(parsed)? {
                     return None;
                 }
+                self.mismatch = !blocks.is_empty();
+                blocks.clear();
                 *in_kernel = false;
                 parsed.stmts.push(Stmt { kind: StmtKind::End, span: name_span });
                 return Some(());

@@ -175,10 +175,18 @@ pub struct Parsed {
 /// Parses `text` with tree-sitter-wave and flattens the tree.
 ///
 /// Well-formed files take a line-by-line fast path ([`crate::fast::parse`]) that yields exactly
-/// the statements the tree would; anything it is not sure of (every syntax error included) is
-/// parsed by tree-sitter, which stays the authority on malformed input.
+/// the statements the tree would; a line it cannot read is parsed by tree-sitter in a window
+/// around it. Where the block keywords do not balance, each line is read as it stands and
+/// the block matcher reports the mismatch (see [`parse_is_tree_sitters`]).
 pub fn parse(text: &str) -> Parsed {
     crate::fast::parse(text).unwrap_or_else(|| parse_tree(text))
+}
+
+/// Whether [`parse`] gives tree-sitter's answer for `text` (`true`), or the block keywords do
+/// not balance and the line parser's reading is the definition (`false`; the block matcher
+/// then reports what is open or unmatched, see docs/assembly.md).
+pub fn parse_is_tree_sitters(text: &str) -> bool {
+    crate::fast::parse_reading(text).is_none_or(|(_, exact)| exact)
 }
 
 /// Parses `text` with tree-sitter-wave and flattens the tree (no fast path).

@@ -348,18 +348,38 @@ fn review_findings_stay_fixed() {
     );
 }
 
-/// The fast line parser must agree with the tree-sitter path whenever it answers (on a file
-/// with syntax errors too, whose lines it leaves to tree-sitter windows).
+/// The fast line parser must agree with the tree-sitter path whenever it answers on a file
+/// whose block keywords balance (on a file with syntax errors too, whose lines it leaves to
+/// tree-sitter windows); returns whether it gave tree-sitter's answer. Where they do not
+/// balance its reading is the definition, checked by [`lenient_reading_holds`].
 #[track_caller]
 fn same_as_tree_sitter(text: &str) -> bool {
-    match crate::fast::parse(text) {
-        Some(fast) => {
+    match crate::fast::parse_reading(text) {
+        Some((fast, true)) => {
             let tree = syntax::parse_tree(text);
             assert_eq!(fast, tree, "\n{text:?}");
             true
         }
+        Some((fast, false)) => {
+            lenient_reading_holds(text, &fast);
+            false
+        }
         None => false,
     }
+}
+
+/// A file whose block keywords do not balance, read line by line: statements in order inside
+/// the text, and the file never assembles (the block matcher or a syntax error says why).
+#[track_caller]
+fn lenient_reading_holds(text: &str, fast: &syntax::Parsed) {
+    let mut at = 0;
+    for s in &fast.stmts {
+        assert!(at <= s.span.start && s.span.end <= text.len(), "{s:?} in\n{text:?}");
+        at = s.span.start;
+    }
+    let a = assemble(text, "t.wave");
+    assert!(a.has_errors(), "a file with unbalanced blocks assembled:\n{text:?}");
+    assert_eq!(a.parsed.stmts, fast.stmts, "assemble reads what the fast parser reads");
 }
 
 #[test]
@@ -590,6 +610,7 @@ fn fast_parser_agrees_with_tree_sitter_on_half_typed_samples() {
     let chars = ["x", "[", "]", ":", ",", "@", "!", ";", "(", " ", "1", ".", "é", "r", "\n"];
     for piled in [1, 5] {
         let (mut answered, mut malformed, mut total) = (0, 0, 0);
+        let (mut lenient, mut whole) = (0, 0);
         for (_, sample) in SAMPLES {
             for _ in 0..300 {
                 let mut text = sample.to_string();
@@ -601,18 +622,28 @@ fn fast_parser_agrees_with_tree_sitter_on_half_typed_samples() {
                     text.insert_str(at, chars[next() as usize % chars.len()]);
                 }
                 total += 1;
-                let answer = if piled == 1 {
-                    same_as_tree_sitter(&text).then(|| crate::fast::parse(&text))
-                } else {
-                    Some(crate::fast::parse(&text))
-                };
-                if let Some(Some(parsed)) = answer {
-                    answered += 1;
-                    malformed += usize::from(!parsed.diagnostics.is_empty());
+                match crate::fast::parse_reading(&text) {
+                    None => whole += 1,
+                    Some((parsed, exact)) => {
+                        if piled == 1 {
+                            same_as_tree_sitter(&text);
+                        } else if !exact {
+                            lenient_reading_holds(&text, &parsed);
+                        }
+                        lenient += usize::from(!exact);
+                        answered += 1;
+                        malformed += usize::from(!parsed.diagnostics.is_empty());
+                    }
                 }
             }
         }
         assert!(answered * 2 > total, "{piled} edits: answered {answered} of {total}");
+        // A damaged `.kernel` or `.end` line, a last line without its newline, or a window
+        // that does not settle sends the whole file to tree-sitter; a damaged block keyword
+        // does not. (The samples are short: a `.kernel` line is one line in 25.)
+        let most = if piled == 1 { total / 20 } else { total / 5 };
+        assert!(whole < most, "{piled} edits: {whole} of {total} parsed whole");
+        assert!(lenient > 0, "{piled} edits: no file with unbalanced blocks");
         assert!(malformed * 4 > total, "{piled} edits: {malformed} of {total} with syntax errors");
     }
 }

@@ -13,7 +13,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = wave_ide::diagnostics(&db, file);
     let _ = wave_ide::file_tokens(&db, file);
     let _ = wave_ide::inlay_hints(&db, file, settings);
-    let _ = wave_ide::code_lenses(&db, file, None, settings);
+    let _ = wave_ide::code_lenses(&db, file, None, settings, false);
     let _ = wave_ide::symbols(&db, file);
     let _ = wave_ide::folding_ranges(&db, file);
     let _ = wave_ide::format(&db, file);
