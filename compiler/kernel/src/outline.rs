@@ -110,6 +110,12 @@ pub fn outline(text: &str, language: Language, previous: Option<&Outline>) -> Ou
         if new_range(l, (hi + grow).min(last)).len() > GROW_BYTES {
             break;
         }
+        // A broken chunk just before the wider part is not parsed with it: the part would
+        // stay unsettled whatever its parse gives, so it is not parsed.
+        if broken_at(l.checked_sub(1)) {
+            grow *= 2;
+            continue;
+        }
         let (wider, h) = region(l, (hi + grow).min(last));
         if !unsettled(&wider, l, h) {
             (span, cut) = ((l, h), wider);
