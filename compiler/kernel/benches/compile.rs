@@ -7,6 +7,11 @@
 //! in its language; the target is under 20 ms each, and the ratio to the Python frontend,
 //! measured in the same run, shows how the four compare.
 //!
+//! Then one kernel that grows: `divergent_loop`'s first loop nest written out 50, 100 and 200
+//! times in one Python kernel (about 650, 1,300 and 2,600 lines), compiled at O2, with the
+//! time per line and the ratio of each to the smallest (a compile linear in the kernel's
+//! length keeps the time per line flat). No target: it shows how the passes scale.
+//!
 //! `cargo bench -p wave-kernel --bench compile`
 
 #![allow(clippy::print_stdout, reason = "a benchmark prints its figures")]
@@ -180,4 +185,39 @@ fn main() {
         );
     }
     println!("target 20 ms per frontend: {}", if all_met { "met" } else { "MISSED" });
+    println!();
+    println!("one kernel that grows (divergent_loop's first loop nest written out n times), O2:");
+    let mut first: Option<f64> = None;
+    for n in [50, 100, 200] {
+        let text = long_kernel(n);
+        let lines = text.lines().count();
+        let (kernels, d) = wave_kernel::hir(&text, Language::Python);
+        assert!(d.is_empty() && kernels.len() == 1, "{d:?}");
+        let (median, _) = time(3, || {
+            let _ = wave_kernel::compile(&text, Language::Python, "long.py", options);
+        });
+        let per_line = ms(median) / lines as f64;
+        let base = *first.get_or_insert(per_line);
+        println!(
+            "  {lines:5} lines: median {:8.1} ms, {:.3} ms per line, x{:.2} the smallest's per line",
+            ms(median),
+            per_line,
+            per_line / base
+        );
+    }
+}
+
+/// `divergent_loop` with its first loop nest (from `total: u32 = 0` to the line before
+/// `out[i] = total`) written out `n` times.
+fn long_kernel(n: usize) -> String {
+    let source = SOURCES[7];
+    let start = source.find("    total: u32 = 0\n").expect("the accumulator");
+    let nest_start = start + "    total: u32 = 0\n".len();
+    let nest_end = source.find("    out[i] = total").expect("the store");
+    let mut out = source[..nest_start].to_owned();
+    for _ in 0..n {
+        out.push_str(&source[nest_start..nest_end]);
+    }
+    out.push_str("    out[i] = total\n");
+    out
 }

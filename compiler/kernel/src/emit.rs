@@ -84,10 +84,23 @@ pub fn compile_hir(
     path: &str,
     options: Options,
 ) -> Result<Output, Vec<Diagnostic>> {
+    compile_hir_with(kernels, text, path, options, &|| {})
+}
+
+/// [`compile_hir`], calling `checkpoint` between its steps (before each optimisation pass,
+/// each LIR pass and register allocation): a caller that must be able to stop a long compile
+/// unwinds from there (the language server, whose edits supersede the compile under way).
+pub fn compile_hir_with(
+    kernels: &[hir::Kernel],
+    text: &str,
+    path: &str,
+    options: Options,
+    checkpoint: &dyn Fn(),
+) -> Result<Output, Vec<Diagnostic>> {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for k in kernels {
-        match compile_kernel(k, options) {
+        match compile_kernel_with(k, options, checkpoint) {
             Ok(c) => out.push(c),
             Err(d) => errors.push(*d),
         }
@@ -143,8 +156,18 @@ pub const LOCAL_MEMORY_SIZE: u32 = 16384;
 
 /// Optimises, lowers and allocates one kernel.
 pub fn compile_kernel(k: &hir::Kernel, options: Options) -> Result<Kernel, Box<Diagnostic>> {
+    compile_kernel_with(k, options, &|| {})
+}
+
+/// [`compile_kernel`] with a checkpoint (see [`compile_hir_with`]).
+pub fn compile_kernel_with(
+    k: &hir::Kernel,
+    options: Options,
+    checkpoint: &dyn Fn(),
+) -> Result<Kernel, Box<Diagnostic>> {
+    checkpoint();
     let mut f = mir::lower(k);
-    opt::optimize(&mut f, options.level).map_err(|e| {
+    opt::optimize_with(&mut f, options.level, checkpoint).map_err(|e| {
         Box::new(Diagnostic::error(
             codes::INTERNAL,
             k.span.clone(),
@@ -157,11 +180,11 @@ pub fn compile_kernel(k: &hir::Kernel, options: Options) -> Result<Kernel, Box<D
     }
     // With comparisons held in predicates first; if that needs more than four at once, again
     // with every comparison made where it is tested.
-    let mut result = back_end(k, &f, options, lir::Hold::Operands);
+    let mut result = back_end(k, &f, options, lir::Hold::Operands, checkpoint);
     for fewer in [lir::Hold::Conditions, lir::Hold::Nothing] {
         match &result {
             Err(e) if e.message.contains("predicates at once") => {
-                result = back_end(k, &f, options, fewer)
+                result = back_end(k, &f, options, fewer, checkpoint)
             }
             _ => break,
         }
@@ -174,7 +197,9 @@ fn back_end(
     f: &mir::Func,
     options: Options,
     hold: lir::Hold,
+    checkpoint: &dyn Fn(),
 ) -> Result<Kernel, Box<Diagnostic>> {
+    checkpoint();
     let mut lir = lir::lower_with(f, hold)
         .map_err(|e| Box::new(Diagnostic::error(codes::CODEGEN, e.span, e.message)))?;
     let broken = |pass: &str, lir: &Lir| -> Option<Box<Diagnostic>> {
@@ -248,11 +273,13 @@ fn back_end(
         )));
     }
     for (name, pass) in lir::passes() {
+        checkpoint();
         pass(&mut lir);
         if let Some(d) = broken(name, &lir) {
             return Err(d);
         }
     }
+    checkpoint();
     let allocation = regalloc::allocate(&mut lir, options.max_registers).map_err(|e| {
         let code = if e.contains("internal") || e.contains("wrong") {
             codes::INTERNAL

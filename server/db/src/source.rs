@@ -181,7 +181,10 @@ pub fn build_unit<'db>(db: &'db dyn salsa::Database, unit: Unit<'db>) -> Arc<Uni
     if !wave_diag::has_errors(&diagnostics) && !build.hir.is_empty() {
         let options = wave_kernel::Options::default();
         let name = format!("kernel.{}", language.extension());
-        match wave_kernel::emit::compile_hir(&build.hir, &text, &name, options) {
+        // An edit that supersedes this compile stops it between two of its passes (a kernel
+        // of thousands of lines takes seconds), not only at the next query.
+        let checkpoint = || db.unwind_if_revision_cancelled();
+        match wave_kernel::emit::compile_hir_with(&build.hir, &text, &name, options, &checkpoint) {
             Ok(out) => {
                 let mir: Vec<_> = out.kernels.iter().map(|k| k.mir.clone()).collect();
                 build.mir = wave_kernel::mir::print(&mir);

@@ -176,6 +176,38 @@ fn an_edit_inside_one_kernel_of_a_source_compiles_only_that_kernel() {
     assert_eq!(build.units[2].build.pieces.len(), 1, "kernel c alone");
 }
 
+/// A compile checks for cancellation between its passes, not only when it starts: an edit
+/// that supersedes a compile of seconds (a kernel of thousands of lines) stops it at its next
+/// pass (salsa unwinds from the check when a write is waiting).
+#[test]
+fn a_kernel_compile_checks_for_cancellation_between_its_passes() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let checks = Arc::new(AtomicUsize::new(0));
+    let executions = Arc::new(AtomicUsize::new(0));
+    let (c, e) = (checks.clone(), executions.clone());
+    let db = Database {
+        storage: salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
+            match event.kind {
+                salsa::EventKind::WillCheckCancellation => c.fetch_add(1, Ordering::Relaxed),
+                salsa::EventKind::WillExecute { .. } => e.fetch_add(1, Ordering::Relaxed),
+                _ => 0,
+            };
+        }))),
+        outlines: Arc::default(),
+    };
+    let file = SourceFile::new(&db, "k.py".into(), KERNELS.into(), 1);
+    let build = source_build(&db, file).clone().expect("a kernel source");
+    assert_eq!(build.units.len(), 3);
+    // Three kernels, each checking before every optimisation pass, on top of the checks
+    // salsa makes when a query starts.
+    let passes = wave_kernel::opt::passes(wave_kernel::opt::Level::O2).len();
+    let (checks, executions) = (checks.load(Ordering::Relaxed), executions.load(Ordering::Relaxed));
+    assert!(
+        checks >= executions + 3 * passes,
+        "{checks} cancellation checks for {executions} queries and 3 compiles of {passes} passes"
+    );
+}
+
 /// Every kernel source of the kernel set (`conformance/kernels`), and each with a mistake in
 /// its first kernel: compiled one unit at a time, each kernel's assembly, MIR and line table
 /// are the whole file's, and so are the diagnostics.

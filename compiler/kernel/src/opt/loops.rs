@@ -185,31 +185,46 @@ pub(super) fn hoist_once(f: &mut Func) -> bool {
 /// Loads stay (a store in the loop may change memory), and so do intrinsic calls: a wave
 /// operation depends on which lanes are still in the loop.
 pub fn licm(f: &mut Func) -> bool {
+    // Moving instructions changes no block, no definition and no read: the loops, the
+    // predecessors and the free addresses hold throughout.
+    let preds = f.predecessors();
+    let loops = natural_loops(f);
+    // An address plus a constant offset costs nothing where it is read (the back end
+    // folds it into the access); hoisted, it would hold a register through the loop.
+    let offsets = f.offset_addresses();
+    // When each block last changed, and when each loop was last found with nothing to
+    // hoist: a loop none of whose blocks changed since then still has nothing, and is not
+    // scanned again (a function with hundreds of loops would otherwise be rescanned after
+    // every hoist).
+    let mut changed_at = vec![0u64; f.blocks.len()];
+    let mut settled_at: Vec<Option<u64>> = vec![None; loops.len()];
+    let mut clock = 0u64;
     let mut changed = false;
     loop {
         let mut moved = false;
-        let preds = f.predecessors();
-        for (header, body) in natural_loops(f) {
+        for (l, (header, body)) in loops.iter().enumerate() {
+            if settled_at[l].is_some_and(|t| body.iter().all(|b| changed_at[b.0 as usize] <= t)) {
+                continue;
+            }
             let outside: Vec<BlockId> =
                 preds[header.0 as usize].iter().copied().filter(|p| !body.contains(p)).collect();
             let [pre] = outside.as_slice() else { continue };
-            if f.blocks[pre.0 as usize].term != Term::Jump(header) {
+            if f.blocks[pre.0 as usize].term != Term::Jump(*header) {
                 continue;
             }
             // Values defined inside the loop.
             let mut inside: std::collections::HashSet<Value> = Default::default();
-            for b in &body {
+            for b in body {
                 let block = &f.blocks[b.0 as usize];
                 inside.extend(block.phis.iter().map(|p| p.dst));
                 inside.extend(block.insts.iter().filter_map(|i| i.dst));
             }
-            // An address plus a constant offset costs nothing where it is read (the back end
-            // folds it into the access); hoisted, it would hold a register through the loop.
-            let offsets = f.offset_addresses();
             let mut hoisted = Vec::new();
-            for b in &body {
+            clock += 1;
+            for b in body {
                 let block = &mut f.blocks[b.0 as usize];
-                let mut keep = Vec::with_capacity(block.insts.len());
+                let before = block.insts.len();
+                let mut keep = Vec::with_capacity(before);
                 for inst in std::mem::take(&mut block.insts) {
                     let pure = !matches!(
                         inst.op,
@@ -226,13 +241,18 @@ pub fn licm(f: &mut Func) -> bool {
                     }
                 }
                 block.insts = keep;
+                if block.insts.len() != before {
+                    changed_at[b.0 as usize] = clock;
+                }
             }
             if !hoisted.is_empty() {
                 f.blocks[pre.0 as usize].insts.extend(hoisted);
+                changed_at[pre.0 as usize] = clock;
                 moved = true;
                 changed = true;
                 break;
             }
+            settled_at[l] = Some(clock);
         }
         if !moved {
             return changed;

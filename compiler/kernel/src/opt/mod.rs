@@ -183,7 +183,14 @@ pub(super) fn copy_chain(
 /// Runs the passes of `level`; in debug builds the verifier checks the function after each
 /// pass and a failure names the pass.
 pub fn optimize(f: &mut Func, level: Level) -> Result<(), String> {
+    optimize_with(f, level, &|| {})
+}
+
+/// [`optimize`], calling `checkpoint` before each pass: a caller that must be able to stop a
+/// long compile (the language server, when an edit supersedes it) unwinds from there.
+pub fn optimize_with(f: &mut Func, level: Level, checkpoint: &dyn Fn()) -> Result<(), String> {
     for (name, pass) in passes(level) {
+        checkpoint();
         pass(f);
         if cfg!(debug_assertions) {
             let problems = verify(f);

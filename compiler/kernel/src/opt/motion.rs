@@ -191,28 +191,67 @@ pub fn evaluate_early(f: &mut Func) -> bool {
 }
 
 pub(super) fn evaluate_early_once(f: &mut Func) -> bool {
+    let Some((b, k, at_block, at)) = find_early(f) else { return false };
+    let inst = f.blocks[b].insts.remove(k);
+    f.blocks[at_block.0 as usize].insts.insert(at, inst);
+    true
+}
+
+/// The first instruction [`evaluate_early`] moves (by loop, then block, then position): its
+/// block and index, and where it goes. Every question it asks of the function (who reads a
+/// value, which block dominates which, which loops hold a block) is answered from tables made
+/// once, so a kernel with hundreds of loops one after another is not scanned again for each
+/// instruction after each loop.
+fn find_early(f: &Func) -> Option<(usize, usize, BlockId, usize)> {
     let preds = f.predecessors();
     let loops = natural_loops(f);
     let idom = f.dominators();
+    let dom = crate::mir::DomTree::new(&idom);
     let mut def_block: HashMap<Value, BlockId> = HashMap::new();
     let mut def_at: HashMap<Value, usize> = HashMap::new();
+    let mut def_op: HashMap<Value, &Op> = HashMap::new();
+    // The instructions that read each value (once per instruction, in block and instruction
+    // order), the blocks whose branch reads it, and the values some phi reads.
+    let mut readers: HashMap<Value, Vec<(usize, usize)>> = HashMap::new();
+    let mut branch_readers: HashMap<Value, Vec<usize>> = HashMap::new();
+    let mut phi_read: std::collections::HashSet<Value> = Default::default();
     for (b, blk) in f.blocks.iter().enumerate() {
         for p in &blk.phis {
             def_block.insert(p.dst, BlockId(b as u32));
+            phi_read.extend(p.args.iter().map(|(_, a)| *a));
         }
         for (k, i) in blk.insts.iter().enumerate() {
             if let Some(d) = i.dst {
                 def_block.insert(d, BlockId(b as u32));
                 def_at.insert(d, k);
+                def_op.entry(d).or_insert(&i.op);
+            }
+            let mut ops = i.op.operands();
+            ops.sort_unstable_by_key(|v| v.0);
+            ops.dedup();
+            for v in ops {
+                readers.entry(v).or_default().push((b, k));
             }
         }
+        if let Term::Branch(c, _, _) = &blk.term {
+            branch_readers.entry(*c).or_default().push(b);
+        }
     }
-    for (header, body) in &loops {
+    // The loops that hold each block.
+    let mut loops_of: Vec<Vec<usize>> = vec![Vec::new(); f.blocks.len()];
+    for (l, (_, body)) in loops.iter().enumerate() {
+        for b in body {
+            loops_of[b.0 as usize].push(l);
+        }
+    }
+    let none: Vec<(usize, usize)> = Vec::new();
+    let no_blocks: Vec<usize> = Vec::new();
+    for (l, (header, body)) in loops.iter().enumerate() {
         let Some((pre, _)) = simple_loop(f, &preds, *header, body) else { continue };
         // Blocks after the loop: dominated by the header, outside the loop.
         for (b, blk) in f.blocks.iter().enumerate() {
             let bid = BlockId(b as u32);
-            if body.contains(&bid) || !Func::dominates(&idom, *header, bid) {
+            if loops_of[b].contains(&l) || !dom.dominates(*header, bid) {
                 continue;
             }
             for (k, inst) in blk.insts.iter().enumerate() {
@@ -225,36 +264,32 @@ pub(super) fn evaluate_early_once(f: &mut Func) -> bool {
                     continue;
                 }
                 let ops = inst.op.operands();
-                let before =
-                    |v: &Value| def_block.get(v).is_some_and(|db| Func::dominates(&idom, *db, pre));
+                let before = |v: &Value| def_block.get(v).is_some_and(|db| dom.dominates(*db, pre));
                 if !ops.iter().all(before) {
                     continue;
                 }
                 // The operands that die here: read by nothing else at or after the loop.
                 // Read at or after the loop, other than by the instruction at `skip`.
-                let read_late =
-                    |v: Value, skip: (usize, usize)| {
-                        f.blocks.iter().enumerate().any(|(x, other)| {
-                            let xb = BlockId(x as u32);
-                            let after = Func::dominates(&idom, *header, xb);
-                            other.phis.iter().any(|p| p.args.iter().any(|(_, a)| *a == v))
-                                || (after
-                                    && other.insts.iter().enumerate().any(|(j, i)| {
-                                        (x, j) != skip && i.op.operands().contains(&v)
-                                    }))
-                                || (after && matches!(other.term, Term::Branch(c, _, _) if c == v))
+                let read_late = |v: Value, skip: (usize, usize)| {
+                    phi_read.contains(&v)
+                        || readers.get(&v).unwrap_or(&none).iter().any(|&(x, j)| {
+                            (x, j) != skip && dom.dominates(*header, BlockId(x as u32))
                         })
-                    };
+                        || branch_readers
+                            .get(&v)
+                            .unwrap_or(&no_blocks)
+                            .iter()
+                            .any(|&x| dom.dominates(*header, BlockId(x as u32)))
+                };
                 let late_reader = |v: Value| read_late(v, (b, k));
                 // (A value made outside an enclosing loop lives round all of it.)
                 let round_outer = |v: Value| {
-                    loops
-                        .iter()
-                        .any(|(_, outer)| outer.contains(&bid) && !outer.contains(&def_block[&v]))
+                    let home = &loops_of[def_block[&v].0 as usize];
+                    loops_of[b].iter().any(|outer| !home.contains(outer))
                 };
                 // Constants and special registers hold no register through the loop: they
                 // are set again, or read, where needed.
-                let konst = |v: &Value| matches!(def_of(f, *v), Some(Op::Int(_) | Op::Special(_)));
+                let konst = |v: &Value| matches!(def_op.get(v), Some(Op::Int(_) | Op::Special(_)));
                 let dying = ops
                     .iter()
                     .filter(|v| !konst(v))
@@ -266,22 +301,9 @@ pub(super) fn evaluate_early_once(f: &mut Func) -> bool {
                 // One operand for one value is no gain by itself, but it is when the value's
                 // one reader would move after it (`c + (x << 2)`: the shift, then the add).
                 let enables = || {
-                    let readers: Vec<(usize, usize)> = (0..f.blocks.len())
-                        .flat_map(|x| {
-                            f.blocks[x]
-                                .insts
-                                .iter()
-                                .enumerate()
-                                .filter(|(_, i)| i.op.operands().contains(&d))
-                                .map(move |(j, _)| (x, j))
-                        })
-                        .collect();
-                    let phi_read = f
-                        .blocks
-                        .iter()
-                        .flat_map(|x| &x.phis)
-                        .any(|p| p.args.iter().any(|a| a.1 == d));
-                    let [(x, j)] = readers.as_slice() else { return false };
+                    let [(x, j)] = readers.get(&d).unwrap_or(&none).as_slice() else {
+                        return false;
+                    };
                     let r = &f.blocks[*x].insts[*j];
                     let cheap = matches!(
                         r.op,
@@ -289,7 +311,7 @@ pub(super) fn evaluate_early_once(f: &mut Func) -> bool {
                     );
                     let others: Vec<Value> =
                         r.op.operands().into_iter().filter(|v| *v != d).collect();
-                    !phi_read
+                    !phi_read.contains(&d)
                         && cheap
                         && others.iter().all(|v| dies(v, (*x, *j)))
                         && others.iter().any(|v| !konst(v))
@@ -305,7 +327,7 @@ pub(super) fn evaluate_early_once(f: &mut Func) -> bool {
                 for v in &ops {
                     let db = def_block[v];
                     let after = def_at.get(v).map_or(0, |k| k + 1);
-                    if Func::dominates(&idom, at_block, db) && (db != at_block || after > at) {
+                    if dom.dominates(at_block, db) && (db != at_block || after > at) {
                         if db != at_block {
                             at = 0;
                         }
@@ -313,14 +335,11 @@ pub(super) fn evaluate_early_once(f: &mut Func) -> bool {
                         at = at.max(after);
                     }
                 }
-                let _ = d;
-                let inst = f.blocks[b].insts.remove(k);
-                f.blocks[at_block.0 as usize].insts.insert(at, inst);
-                return true;
+                return Some((b, k, at_block, at));
             }
         }
     }
-    false
+    None
 }
 
 // -------------------------------------------------------------------------------------------
