@@ -2060,7 +2060,7 @@ struct Region {
 
 struct Structurer<'a, 'f> {
     l: &'a mut Lower<'f>,
-    idom: Vec<Option<BlockId>>,
+    dom: crate::mir::DomTree,
     succ: Vec<Vec<BlockId>>,
     /// Loop headers: blocks with an incoming edge from a block they dominate.
     header: Vec<bool>,
@@ -2075,7 +2075,7 @@ struct Structurer<'a, 'f> {
 
 impl Structurer<'_, '_> {
     fn dominates(&self, a: BlockId, b: BlockId) -> bool {
-        Func::dominates(&self.idom, a, b)
+        self.dom.dominates(a, b)
     }
 
     fn region(&self) -> &Region {
@@ -2726,7 +2726,7 @@ fn structure(l: &mut Lower<'_>) -> Result<Vec<Inst>, Unsupported> {
     }
     let mut s = Structurer {
         l,
-        idom,
+        dom: crate::mir::DomTree::new(&idom),
         succ,
         header,
         regions: Vec::new(),
