@@ -80,17 +80,23 @@ pub fn outline(text: &str, language: Language, previous: Option<&Outline>) -> Ou
     }
     let new_range = |lo: usize, hi: usize| p.chunks[lo].start..p.chunks[hi].end - old_end + new_end;
     // The chunks from `lo` to `hi` cut again; text after their last item goes with the
-    // chunk after them, which is taken in.
-    let region = |lo: usize, mut hi: usize| loop {
-        let r = new_range(lo, hi);
-        let (cut, tail) = cut_region(&text[r.clone()], language, deadline);
-        if tail && hi < last {
-            hi += 1;
-            continue;
+    // chunks after them, which are taken in: 1, 2, 4, ... more at a time, so that a block
+    // comment opened between two items (which makes the rest of the file text after the
+    // last item) costs a few parses, not one per chunk.
+    let region = |lo: usize, mut hi: usize| {
+        let mut more = 1;
+        loop {
+            let r = new_range(lo, hi);
+            let (cut, tail) = cut_region(&text[r.clone()], language, deadline);
+            if tail && hi < last {
+                hi = (hi + more).min(last);
+                more *= 2;
+                continue;
+            }
+            let cut: Vec<_> =
+                cut.into_iter().map(|(c, b)| (c.start + r.start..c.end + r.start, b)).collect();
+            break (cut, hi);
         }
-        let cut: Vec<_> =
-            cut.into_iter().map(|(c, b)| (c.start + r.start..c.end + r.start, b)).collect();
-        break (cut, hi);
     };
     // A part that does not parse on its own may belong with its neighbours (a string opened
     // in one chunk and closed in the next, a block whose indentation was broken and is
@@ -490,6 +496,34 @@ mod tests {
                 piled = outline(&current, language, Some(&piled));
                 check(&piled, &current);
             }
+        }
+    }
+
+    /// A block comment opened between two functions makes the rest of the file text after
+    /// the last item: the cut takes in the chunks after it a growing number at a time (not
+    /// one parse per chunk), and once the comment is closed the cut is a fresh one's again.
+    #[test]
+    fn a_block_comment_opened_and_closed_between_functions_gives_the_fresh_cut_back() {
+        for (language, text) in FILES.into_iter().filter(|(l, _)| *l != Language::Python) {
+            let mut file = String::new();
+            for _ in 0..150 {
+                file.push_str(text);
+                file.push('\n');
+            }
+            // A blank line between two copies, a third of the way in.
+            let at = file[file.len() / 3..].find("\n\n").map(|n| file.len() / 3 + n + 1);
+            let at = at.expect("a blank line");
+            let mut o = outline(&file, language, None);
+            let mut current = file.clone();
+            for (offset, typed) in [(0, "/"), (1, "*"), (2, "*"), (3, "/")] {
+                current.insert_str(at + offset, typed);
+                o = outline(&current, language, Some(&o));
+            }
+            // `/**/`: a comment before the next function, as a fresh cut has it.
+            let fresh = outline(&current, language, None);
+            assert_eq!(o.chunks, fresh.chunks, "{language:?}");
+            assert_eq!(o.broken, fresh.broken, "{language:?}");
+            assert!(!o.broken.contains(&true), "{language:?}");
         }
     }
 

@@ -18,7 +18,9 @@
 //! constant) and half-typed (characters of unfinished code left at spread-out places), to the
 //! published diagnostics of that version. The baseline, measured in the same run: compiling
 //! the whole file once (what the server did per keystroke before it compiled kernel by
-//! kernel). Target p95 under 10 ms.
+//! kernel). Target p95 under 10 ms. Then, in Rust, C++ and TypeScript, a block comment
+//! opened between two kernels (the rest of the file becomes comment text), a keystroke below
+//! it, and the comment closed, each timed to its diagnostics (no target).
 //! Run: `cargo bench -p wave-lsp --bench latency [-- big|files|sources [py|rs|cpp|ts]]`. Figures are in docs/performance.md.
 
 #![allow(clippy::print_stdout, reason = "a benchmark prints its figures")]
@@ -529,6 +531,15 @@ fn sources(runtime: &tokio::runtime::Runtime) -> bool {
             ms(whole),
             ms(open)
         );
+        if language != wave_kernel::Language::Python {
+            let (opened, after, closed) = block_comment(runtime, &uri, &text);
+            println!(
+                "  `/*` typed between two kernels a third of the way in: {}; a keystroke below it {}; `*/` typed to close it {}",
+                ms(opened),
+                ms(after),
+                ms(closed)
+            );
+        }
         for (what, samples) in [
             ("  keystroke to diagnostics, well-formed", well),
             ("  keystroke to diagnostics, half-typed", half),
@@ -547,4 +558,41 @@ fn sources(runtime: &tokio::runtime::Runtime) -> bool {
         }
     }
     all_met
+}
+
+/// A block comment opened on a blank line between two kernels a third of the way into `text`
+/// (the rest of the file becomes comment text), a keystroke in a kernel below it, and the
+/// comment closed: the time of each to its diagnostics.
+fn block_comment(
+    runtime: &tokio::runtime::Runtime,
+    uri: &str,
+    text: &str,
+) -> (Duration, Duration, Duration) {
+    let lines: Vec<&str> = text.lines().collect();
+    let blank = (lines.len() / 3..lines.len()).find(|&i| lines[i].is_empty()).unwrap_or(0) as u32;
+    let below = (blank as usize + lines.len() / 3).min(lines.len() - 1) as u32;
+    runtime.block_on(async {
+        let mut c = Client::start();
+        c.initialize(json!({}), json!({})).await.expect("init");
+        c.open(uri, text).await.expect("open");
+        c.wait_for("textDocument/publishDiagnostics", |p| p["version"] == 1)
+            .await
+            .expect("diagnostics");
+        let mut times = Vec::new();
+        for (version, (line, col), typed) in [
+            (2, (blank, 0), "/"),
+            (3, (blank, 1), "*"),
+            (4, (below, 0), " "),
+            (5, (blank, 2), "*/"),
+        ] {
+            let t = Instant::now();
+            c.change(uri, version, (line, col), (line, col), typed).await.expect("change");
+            c.wait_for("textDocument/publishDiagnostics", |p| p["version"] == version)
+                .await
+                .expect("diagnostics");
+            times.push(t.elapsed());
+        }
+        c.shutdown().await.expect("shutdown");
+        (times[1], times[2], times[3])
+    })
 }
