@@ -117,8 +117,10 @@ pub fn outline(text: &str, language: Language, previous: Option<&Outline>) -> Ou
             break;
         }
         // A broken chunk just before the wider part is not parsed with it: the part would
-        // stay unsettled whatever its parse gives, so it is not parsed.
-        if broken_at(l.checked_sub(1)) {
+        // stay unsettled whatever its parse gives, so it is not parsed. Nor is a part with a
+        // broken chunk just after it: only text after its last item (which takes in the
+        // chunks after it) could reach past that one, and a broken neighbour is left as is.
+        if broken_at(l.checked_sub(1)) || broken_at(Some((hi + grow).min(last) + 1)) {
             grow *= 2;
             continue;
         }
