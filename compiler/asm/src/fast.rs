@@ -41,6 +41,9 @@ use crate::syntax::{
 
 const RESERVED: [&str; 5] = ["if", "else", "endif", "loop", "endloop"];
 
+/// The deepest nesting [`scan`] follows (see there).
+const MAX_WINDOW_DEPTH: usize = 64;
+
 /// Parses a file: line by line, and the lines this parser does not model (every syntax error
 /// among them) with tree-sitter in a window of their own (see [`mend`]); `None` when
 /// tree-sitter must parse the whole file.
@@ -162,6 +165,12 @@ fn scan(text: &str) -> Option<Scan> {
         }
         info.fence = line.mismatch;
         lenient |= line.mismatch;
+        // Every window writes the blocks open at its start, and the scan keeps each stack:
+        // past this depth (twice the spec's MIN_DIVERGENCE_DEPTH; W0102 warns past 32) that
+        // would cost more than one parse of the whole file, which tree-sitter then does.
+        if blocks.len() > MAX_WINDOW_DEPTH {
+            return None;
+        }
         info.in_kernel_after = in_kernel;
         lines.push(info);
     }

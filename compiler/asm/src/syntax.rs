@@ -214,6 +214,13 @@ pub fn parse_tree(text: &str) -> Parsed {
     parsed
 }
 
+/// The siblings just before and after a node.
+#[derive(Clone, Copy)]
+struct Around<'t> {
+    prev: Option<tree_sitter::Node<'t>>,
+    next: Option<tree_sitter::Node<'t>>,
+}
+
 struct Walker<'a> {
     text: &'a str,
     out: &'a mut Parsed,
@@ -279,19 +286,25 @@ impl<'a> Walker<'a> {
     /// Visits the statements inside a container node (source file, kernel, block, ERROR).
     fn container(&mut self, node: tree_sitter::Node<'_>) {
         let mut cursor = node.walk();
-        if !cursor.goto_first_child() {
-            return;
-        }
-        loop {
-            let child = cursor.node();
-            self.item(child, node);
-            if !cursor.goto_next_sibling() {
-                break;
-            }
+        // Each child with its neighbours, from one walk: tree-sitter's own `prev_sibling` and
+        // `next_sibling` search down from the root, which in thousands of nested blocks made
+        // flattening quadratic.
+        let children: Vec<tree_sitter::Node<'_>> = node.children(&mut cursor).collect();
+        for (i, child) in children.iter().enumerate() {
+            let around = Around {
+                prev: i.checked_sub(1).map(|j| children[j]),
+                next: children.get(i + 1).copied(),
+            };
+            self.item(*child, node, around);
         }
     }
 
-    fn item(&mut self, node: tree_sitter::Node<'_>, parent: tree_sitter::Node<'_>) {
+    fn item(
+        &mut self,
+        node: tree_sitter::Node<'_>,
+        parent: tree_sitter::Node<'_>,
+        around: Around<'_>,
+    ) {
         if node.start_byte() < self.consumed_to {
             return;
         }
@@ -316,7 +329,7 @@ impl<'a> Walker<'a> {
                 if node.kind() == "ERROR" && node.child_count() == 0 {
                     // A leaf ERROR may be a lone keyword that recovery could not place.
                     match self.text(node).trim() {
-                        ".kernel" => self.kernel_keyword(node, parent),
+                        ".kernel" => self.kernel_keyword(node, parent, around),
                         ".end" => self.push(StmtKind::End, span(node)),
                         kw @ ("else" | "endif" | "loop" | "endloop") => {
                             let end = node.end_byte();
@@ -336,9 +349,8 @@ impl<'a> Walker<'a> {
             }
             "instruction" => self.instruction(node),
             "if" => {
-                let condition = node
-                    .next_sibling()
-                    .filter(|n| matches!(n.kind(), "predicate" | "negated_predicate"));
+                let condition =
+                    around.next.filter(|n| matches!(n.kind(), "predicate" | "negated_predicate"));
                 let (operands, end) = match condition {
                     Some(c) => (self.operand(c).into_iter().collect(), c.end_byte()),
                     None => (Vec::new(), node.end_byte()),
@@ -350,22 +362,25 @@ impl<'a> Walker<'a> {
                 self.keyword(node.kind(), node, Vec::new(), end);
             }
             ".end" => self.push(StmtKind::End, span(node)),
-            ".kernel" => self.kernel_keyword(node, parent),
+            ".kernel" => self.kernel_keyword(node, parent, around),
             // Consumed with their keyword.
             "predicate" | "negated_predicate" | "identifier"
                 if parent.kind() != "ERROR"
-                    || node
-                        .prev_sibling()
-                        .is_some_and(|p| matches!(p.kind(), "if" | ".kernel")) => {}
+                    || around.prev.is_some_and(|p| matches!(p.kind(), "if" | ".kernel")) => {}
             "\n" | "\r\n" | "newline" | "_newline" => {}
             kind if !node.is_named() && kind.trim().is_empty() => {}
             _ => self.syntax_error(node),
         }
     }
 
-    fn kernel_keyword(&mut self, node: tree_sitter::Node<'_>, parent: tree_sitter::Node<'_>) {
+    fn kernel_keyword(
+        &mut self,
+        node: tree_sitter::Node<'_>,
+        parent: tree_sitter::Node<'_>,
+        around: Around<'_>,
+    ) {
         // Inside an ERROR the name may have been parsed as an operand-less instruction.
-        let next = node.next_sibling().or_else(|| {
+        let next = around.next.or_else(|| {
             if node.is_error() || parent.is_error() {
                 let outer = if node.is_error() { node } else { parent };
                 outer.next_sibling()
