@@ -102,6 +102,10 @@ pub(crate) struct Exec {
     pub(crate) local: Vec<u8>,
     pub(crate) steps: u64,
     max_steps: u64,
+    /// Where the step loop next looks up from its work: the budget, or sooner, the next time
+    /// to ask the interrupt.
+    stop_at: u64,
+    interrupt: Option<crate::Interrupt>,
     max_call_depth: usize,
     pub(crate) stats: Stats,
     pub(crate) wg_id: [u32; 3],
@@ -296,6 +300,11 @@ pub(crate) fn prepare(
         local: vec![0; kernel.local_memory as usize],
         steps: 0,
         max_steps: dispatch.max_steps,
+        stop_at: match dispatch.interrupt {
+            Some(_) => dispatch.max_steps.min(crate::INTERRUPT_EVERY),
+            None => dispatch.max_steps,
+        },
+        interrupt: dispatch.interrupt.clone(),
         max_call_depth: limits.max_call_depth as usize,
         stats: Stats { wave_width: w as u32, ..Stats::default() },
         wg_id: [0; 3],
@@ -584,6 +593,12 @@ impl Exec {
         Ok(())
     }
 
+    /// Whether the dispatch's interrupt asks the run to stop.
+    #[cold]
+    fn interrupted(&self) -> bool {
+        self.interrupt.as_ref().is_some_and(|i| (i.0)())
+    }
+
     /// Starts workgroup `id`: local memory and every wave reset.
     pub(crate) fn begin_workgroup(&mut self, id: [u32; 3]) -> Result<(), Trap> {
         self.wg_id = id;
@@ -811,13 +826,17 @@ impl Exec {
             self.settle(wave);
             return Ok(());
         };
-        if self.steps >= self.max_steps {
-            return Err(self.trap(
-                Some(wave),
-                Some(op),
-                None,
-                format!("instruction budget exceeded: {} wave-instructions (raise --max-steps if the kernel is meant to run longer)", self.max_steps),
-            ));
+        if self.steps >= self.stop_at {
+            if self.steps < self.max_steps && !self.interrupted() {
+                self.stop_at = self.max_steps.min(self.steps + crate::INTERRUPT_EVERY);
+            } else {
+                let message = if self.steps < self.max_steps {
+                    format!("interrupted after {} wave-instructions", self.steps)
+                } else {
+                    format!("instruction budget exceeded: {} wave-instructions (raise --max-steps if the kernel is meant to run longer)", self.max_steps)
+                };
+                return Err(self.trap(Some(wave), Some(op), None, message));
+            }
         }
         self.steps += 1;
         let mask = match op.guard {

@@ -50,6 +50,29 @@ pub struct Dispatch {
     pub max_steps: u64,
     /// Record one [`TraceEvent`] per wave-instruction.
     pub trace: bool,
+    /// Asked every [`INTERRUPT_EVERY`] wave-instructions whether to stop (Ctrl-C in a host
+    /// program, a cancelled request): a run it stops ends with an `interrupted` trap.
+    pub interrupt: Option<Interrupt>,
+}
+
+/// How often a run asks its [`Interrupt`], in wave-instructions (about a millisecond).
+pub const INTERRUPT_EVERY: u64 = 1 << 16;
+
+/// A question a long run asks now and then: "should I stop?" (see [`Dispatch::interrupt`]).
+#[derive(Clone)]
+pub struct Interrupt(pub std::sync::Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl Interrupt {
+    /// An interrupt that stops the run once `stop` returns true.
+    pub fn new(stop: impl Fn() -> bool + Send + Sync + 'static) -> Interrupt {
+        Interrupt(std::sync::Arc::new(stop))
+    }
+}
+
+impl fmt::Debug for Interrupt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Interrupt")
+    }
 }
 
 impl Default for Dispatch {
@@ -62,6 +85,7 @@ impl Default for Dispatch {
             args: Vec::new(),
             max_steps: 100_000_000,
             trace: false,
+            interrupt: None,
         }
     }
 }
@@ -182,7 +206,7 @@ pub fn chrome_trace(events: &[TraceEvent]) -> String {
 pub struct Trap {
     /// What happened, starting with a stable phrase (`device memory out of bounds`,
     /// `local memory out of bounds`, `barrier in divergent control flow`, `deadlock`,
-    /// `instruction budget exceeded`, `call depth exceeded`, `CAP_MMA`, `invalid dispatch`,
+    /// `instruction budget exceeded`, `interrupted`, `call depth exceeded`, `CAP_MMA`, `invalid dispatch`,
     /// `invalid kernel`).
     pub message: String,
     /// The kernel.

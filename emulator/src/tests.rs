@@ -186,6 +186,26 @@ fn traps_name_what_and_where() {
         run_source(source, &Dispatch { wave_width: 8, max_steps: 1000, ..Dispatch::default() }, 16)
             .unwrap_err();
     assert!(e.message.starts_with("instruction budget exceeded"), "{e}");
+    // An infinite loop with an interrupt stops when the interrupt says so, long before the
+    // budget, and a run whose interrupt never fires ends at the budget as before.
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let seen = asked.clone();
+    let interrupt = crate::Interrupt::new(move || {
+        seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 2
+    });
+    let dispatch = Dispatch { wave_width: 8, interrupt: Some(interrupt), ..Dispatch::default() };
+    let e = run_source(source, &dispatch, 16).unwrap_err();
+    assert!(e.message.starts_with("interrupted after"), "{e}");
+    assert_eq!(asked.load(std::sync::atomic::Ordering::Relaxed), 3);
+    let never = crate::Interrupt::new(|| false);
+    let dispatch = Dispatch {
+        wave_width: 8,
+        max_steps: 3 * crate::INTERRUPT_EVERY + 5,
+        interrupt: Some(never),
+        ..Dispatch::default()
+    };
+    let e = run_source(source, &dispatch, 16).unwrap_err();
+    assert!(e.message.starts_with("instruction budget exceeded"), "{e}");
     // Missing and unknown arguments.
     let source = ".kernel k\n.param out: ptr\n.workgroup_size 8\n    halt\n.end\n";
     let e = run_source(source, &Dispatch::default(), 16).unwrap_err();

@@ -54,7 +54,7 @@ pub fn parse(text: &str) -> (Vec<Func>, Vec<Diagnostic>) {
                     let t = text[d.byte_range()].split('#').next().unwrap_or("");
                     let t = t.trim().trim_start_matches('@').trim();
                     let t = t.split('(').next().unwrap_or("").trim();
-                    t == "wave.kernel" || t == "kernel"
+                    unqualified(t) == "kernel"
                 });
                 if is_kernel {
                     let workgroup = workgroup_size(text, &decorators)
@@ -71,6 +71,13 @@ pub fn parse(text: &str) -> (Vec<Func>, Vec<Diagnostic>) {
     super::syntax_errors(root, &mut diagnostics);
     super::distribute(&mut funcs, &mut diagnostics);
     (funcs, diagnostics)
+}
+
+/// `name` without the module it is taken from: `wave.` (the dialect's own spelling, also
+/// `import wave_gpu as wave`) or `wave_gpu.` (the Python package's name, which the reference
+/// SDK's programs use): `wave_gpu.thread_id`, `wave.thread_id` and `thread_id` are one name.
+pub(crate) fn unqualified(name: &str) -> &str {
+    name.strip_prefix("wave.").or_else(|| name.strip_prefix("wave_gpu.")).unwrap_or(name)
 }
 
 /// tree-sitter-python reads annotations as types, where the slice of `f32[:]` is a syntax
@@ -188,7 +195,7 @@ impl<'t> Translator<'t> {
     /// `f32[:]`, `wave.f32[:]`, `f32`, `wave.u32`.
     fn annotation(&self, n: Node<'_>) -> TypeRef {
         let text: String = self.src(n).chars().filter(|c| !c.is_whitespace()).collect();
-        let text = text.strip_prefix("wave.").unwrap_or(&text);
+        let text = unqualified(&text);
         let (base, buffer) = match text.strip_suffix("[:]") {
             Some(b) => (b, true),
             None => (text, false),
@@ -393,10 +400,10 @@ impl<'t> Translator<'t> {
         let annotation = n.child_by_field_name("type").map(|t| self.annotation(t));
         // `tile = wave.local_array(f32, 256)` declares Local Memory shared by the workgroup;
         // `acc = wave.private_array(f32, 4)` an array of each thread's own.
-        let array = match right.child_by_field_name("function").map(|f| self.src(f)) {
+        let array = match right.child_by_field_name("function").map(|f| unqualified(self.src(f))) {
             _ if right.kind() != "call" => None,
-            Some("wave.local_array" | "local_array") => Some("local"),
-            Some("wave.private_array" | "private_array") => Some("private"),
+            Some("local_array") => Some("local"),
+            Some("private_array") => Some("private"),
             _ => None,
         };
         if let Some(kind) = array {
@@ -570,7 +577,7 @@ impl<'t> Translator<'t> {
             "call" => {
                 let f = n.child_by_field_name("function").ok_or(Reported)?;
                 let callee = self.src(f).to_owned();
-                let name = callee.strip_prefix("wave.").unwrap_or(&callee).to_owned();
+                let name = unqualified(&callee).to_owned();
                 let nodes = self.args(n)?;
                 let mut args = Vec::with_capacity(nodes.len());
                 for a in nodes {
@@ -624,6 +631,24 @@ mod tests {
             codes::LOCAL_MEMORY,
         ] {
             assert!(docs.contains(&format!("## {code}: ")), "{code} is not documented");
+        }
+    }
+
+    #[test]
+    fn the_python_packages_spellings_are_the_same_dialect() {
+        // The reference SDK's README kernel, `import wave_gpu as wave`, and names imported
+        // `from wave_gpu import ...` all give the HIR of the `wave.` spelling.
+        let own = "import wave\n@wave.kernel(workgroup=64)\ndef vector_add(a: wave.f32[:], b: f32[:], out: f32[:], n: wave.u32):\n    t = wave.local_array(f32, 64)\n    gid = wave.thread_id()\n    if gid < n:\n        t[gid] = a[gid]\n        out[gid] = t[gid] + b[gid]\n";
+        let package = "import wave_gpu\n@wave_gpu.kernel(workgroup=64)\ndef vector_add(a: wave_gpu.f32[:], b: wave_gpu.f32[:], out: wave_gpu.f32[:], n: wave_gpu.u32):\n    t = wave_gpu.local_array(wave_gpu.f32, 64)\n    gid = wave_gpu.thread_id()\n    if gid < n:\n        t[gid] = a[gid]\n        out[gid] = t[gid] + b[gid]\n";
+        let aliased = own.replace("import wave\n", "import wave_gpu as wave\n");
+        let imported = "from wave_gpu import kernel, f32, u32, thread_id, local_array\n@kernel(workgroup=64)\ndef vector_add(a: f32[:], b: f32[:], out: f32[:], n: u32):\n    t = local_array(f32, 64)\n    gid = thread_id()\n    if gid < n:\n        t[gid] = a[gid]\n        out[gid] = t[gid] + b[gid]\n";
+        let (want, d) = super::lower(own);
+        assert!(d.is_empty(), "{d:?}");
+        let want = crate::hir::print(&want);
+        for text in [package, &aliased, imported] {
+            let (k, d) = super::lower(text);
+            assert!(d.is_empty(), "{text}\n{d:?}");
+            assert_eq!(crate::hir::print(&k), want, "{text}");
         }
     }
 
