@@ -593,6 +593,7 @@ impl Case {
             args: self.args.clone(),
             max_steps: self.max_steps,
             trace: false,
+            interrupt: None,
         }
     }
 
