@@ -459,6 +459,7 @@ fn run_with(text: &str, options: Options, width: u32, seed: u64) -> Result<Vec<u
         ],
         max_steps: 2_000_000,
         trace: false,
+        interrupt: None,
     };
     wave_emulator::run(&out.module, &dispatch, &mut device)
         .map_err(|t| format!("traps at {level:?}: {t}\n{}", out.asm))?;
