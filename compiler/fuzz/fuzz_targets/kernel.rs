@@ -42,6 +42,7 @@ fn check(text: &str, language: Language, options: Options) {
             args: Vec::new(),
             max_steps: 20_000,
             trace: false,
+            interrupt: None,
         };
         let mut device = vec![0u8; 4096];
         let _ = wave_emulator::run(&out.module, &dispatch, &mut device);
