@@ -161,6 +161,9 @@ pub enum Arg {
     Memory,
     /// A 32-bit value (a `.u32` parameter; floats and signed integers by their bits).
     U32(u32),
+    /// A device address (a `.u64` parameter): memory the caller holds, such as a
+    /// [`DeviceMemory`] or another library's array.
+    Ptr(u64),
 }
 
 /// How to launch a kernel.
@@ -284,6 +287,7 @@ impl Gpu {
             .map(|a| match a {
                 Arg::Memory => buffer.ptr,
                 Arg::U32(v) => u64::from(*v),
+                Arg::Ptr(p) => *p,
             })
             .collect();
         // A `.u32` parameter reads the first four bytes: the low half on a little-endian host.
@@ -358,6 +362,144 @@ impl Gpu {
         Ok(RunInfo { kernel_ms, registers: registers.max(0) as u32, times_ms })
     }
 
+    /// Makes this GPU's context current on the calling thread, after checking that it can
+    /// still run.
+    fn enter(&self) -> Result<(), Error> {
+        if let Some(why) = &self.gone {
+            return Err(Error::Gone(why.clone()));
+        }
+        check("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(self.context) })
+    }
+
+    /// Allocates `bytes` of device memory (at least one byte), left uninitialised.
+    pub fn alloc(&mut self, bytes: usize) -> Result<DeviceMemory, Error> {
+        self.enter()?;
+        let buffer = Buffer::new(bytes.max(1))?;
+        let ptr = buffer.ptr;
+        std::mem::forget(buffer);
+        Ok(DeviceMemory { ptr, len: bytes, context: self.context })
+    }
+
+    /// Copies `bytes` from the host to device address `ptr`.
+    pub fn upload(&mut self, ptr: u64, bytes: &[u8]) -> Result<(), Error> {
+        self.enter()?;
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        check("cuMemcpyHtoD", unsafe {
+            sys::cuMemcpyHtoD_v2(ptr, bytes.as_ptr().cast(), bytes.len())
+        })
+    }
+
+    /// Copies `bytes.len()` bytes from device address `ptr` to the host.
+    pub fn download(&mut self, ptr: u64, bytes: &mut [u8]) -> Result<(), Error> {
+        self.enter()?;
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let status = unsafe { sys::cuMemcpyDtoH_v2(bytes.as_mut_ptr().cast(), ptr, bytes.len()) };
+        if status != sys::CUresult::CUDA_SUCCESS {
+            return Err(self.fault(status));
+        }
+        Ok(())
+    }
+
+    /// Compiles `ptx` (the driver's PTX compiler) and finds `entry` in it, to launch it any
+    /// number of times with [`Gpu::launch`].
+    pub fn load(&mut self, ptx: &str, entry: &str) -> Result<Loaded, Error> {
+        self.enter()?;
+        let module = Module::load(ptx)?;
+        let function = module.function(entry)?;
+        let mut registers: c_int = 0;
+        check("cuFuncGetAttribute", unsafe {
+            sys::cuFuncGetAttribute(
+                &mut registers,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS,
+                function,
+            )
+        })?;
+        let calls = ptx.contains(".func");
+        Ok(Loaded { module, function, registers: registers.max(0) as u32, calls })
+    }
+
+    /// Launches `kernel` over memory the caller holds (no copies), and waits for it, at most
+    /// `timeout`. Returns the kernel's time in milliseconds.
+    pub fn launch(
+        &mut self,
+        kernel: &Loaded,
+        grid: [u32; 3],
+        block: [u32; 3],
+        args: &[Arg],
+        timeout: Duration,
+    ) -> Result<f32, Error> {
+        self.enter()?;
+        let wanted = kernel.calls.then_some(CALL_STACK_BYTES);
+        if wanted != self.stack_bytes {
+            check("cuCtxSetLimit", unsafe {
+                sys::cuCtxSetLimit(sys::CUlimit::CU_LIMIT_STACK_SIZE, wanted.unwrap_or(1024))
+            })?;
+            self.stack_bytes = wanted;
+        }
+        let mut values: Vec<u64> = args
+            .iter()
+            .map(|a| match a {
+                // A launch over the caller's memory has no memory of its own.
+                Arg::Memory => 0,
+                Arg::U32(v) => u64::from(*v),
+                Arg::Ptr(p) => *p,
+            })
+            .collect();
+        let mut pointers: Vec<*mut c_void> =
+            values.iter_mut().map(|v| (v as *mut u64).cast()).collect();
+        let start = Event::new()?;
+        let end = Event::new()?;
+        let null_stream: sys::CUstream = std::ptr::null_mut();
+        let [gx, gy, gz] = grid;
+        let [bx, by, bz] = block;
+        check("cuEventRecord", unsafe { sys::cuEventRecord(start.0, null_stream) })?;
+        check("cuLaunchKernel", unsafe {
+            sys::cuLaunchKernel(
+                kernel.function,
+                gx as c_uint,
+                gy as c_uint,
+                gz as c_uint,
+                bx as c_uint,
+                by as c_uint,
+                bz as c_uint,
+                0,
+                null_stream,
+                pointers.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        })?;
+        check("cuEventRecord", unsafe { sys::cuEventRecord(end.0, null_stream) })?;
+        let began = Instant::now();
+        let mut pause = Duration::from_micros(5);
+        loop {
+            let status = unsafe { sys::cuEventQuery(end.0) };
+            if status == sys::CUresult::CUDA_SUCCESS {
+                break;
+            }
+            if status != sys::CUresult::CUDA_ERROR_NOT_READY {
+                drop((start, end));
+                return Err(self.fault(status));
+            }
+            if began.elapsed() > timeout {
+                self.gone = Some("a kernel did not finish in time and still runs".into());
+                self.still_running = true;
+                std::mem::forget((start, end));
+                return Err(Error::Timeout(timeout));
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(5));
+        }
+        let mut ms = 0f32;
+        check("cuEventElapsedTime", unsafe {
+            sys::cuEventElapsedTime_v2(&mut ms, start.0, end.0)
+        })?;
+        Ok(ms)
+    }
+
     /// A fault while the kernel ran. It spoils the context, and with today's drivers the whole
     /// process: a context retained again after a reset reports the same error (seen with
     /// driver 580 on an H100). So the GPU is given up; a caller that must go on runs the next
@@ -368,6 +510,11 @@ impl Gpu {
         Error::Fault { name, message }
     }
 }
+
+// SAFETY: a CUDA context may be used from any thread once made current there, and every
+// method that calls the driver first makes this GPU's context current on the calling thread.
+// `&mut self` methods keep two threads from using one `Gpu` at once.
+unsafe impl Send for Gpu {}
 
 impl Drop for Gpu {
     fn drop(&mut self) {
@@ -424,6 +571,72 @@ fn device(ordinal: u32) -> Result<(sys::CUdevice, GpuInfo), Error> {
         memory_bytes: memory_bytes as u64,
     };
     Ok((device, info))
+}
+
+/// Device memory allocated by [`Gpu::alloc`], freed on drop.
+pub struct DeviceMemory {
+    ptr: sys::CUdeviceptr,
+    len: usize,
+    context: sys::CUcontext,
+}
+
+// SAFETY: the allocation belongs to the context, not to a thread; drop makes the context
+// current on whichever thread frees it.
+unsafe impl Send for DeviceMemory {}
+// SAFETY: shared references only read the address and the length.
+unsafe impl Sync for DeviceMemory {}
+
+impl DeviceMemory {
+    /// The device address.
+    pub fn ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// Its size in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for DeviceMemory {
+    fn drop(&mut self) {
+        unsafe {
+            sys::cuCtxSetCurrent(self.context);
+            sys::cuMemFree_v2(self.ptr);
+        }
+    }
+}
+
+/// A kernel compiled by the driver, ready to launch ([`Gpu::load`]).
+pub struct Loaded {
+    module: Module,
+    function: sys::CUfunction,
+    registers: u32,
+    calls: bool,
+}
+
+// SAFETY: a module and its functions belong to the context, not to a thread; launches go
+// through `Gpu::launch`, which makes the context current first.
+unsafe impl Send for Loaded {}
+// SAFETY: shared references only pass the function handle to the driver, which is thread-safe.
+unsafe impl Sync for Loaded {}
+
+impl Loaded {
+    /// Registers per thread, as the driver's compiler allocated them.
+    pub fn registers(&self) -> u32 {
+        self.registers
+    }
+}
+
+impl std::fmt::Debug for Loaded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Loaded {{ module: {:p}, registers: {} }}", self.module.0, self.registers)
+    }
 }
 
 /// A loaded module, unloaded on drop.
