@@ -833,7 +833,10 @@ impl Exec {
                 let message = if self.steps < self.max_steps {
                     format!("interrupted after {} wave-instructions", self.steps)
                 } else {
-                    format!("instruction budget exceeded: {} wave-instructions (raise --max-steps if the kernel is meant to run longer)", self.max_steps)
+                    format!(
+                        "instruction budget exceeded: {} wave-instructions (raise --max-steps if the kernel is meant to run longer)",
+                        self.max_steps
+                    )
                 };
                 return Err(self.trap(Some(wave), Some(op), None, message));
             }

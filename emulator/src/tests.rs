@@ -190,9 +190,8 @@ fn traps_name_what_and_where() {
     // budget, and a run whose interrupt never fires ends at the budget as before.
     let asked = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
     let seen = asked.clone();
-    let interrupt = crate::Interrupt::new(move || {
-        seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 2
-    });
+    let interrupt =
+        crate::Interrupt::new(move || seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 2);
     let dispatch = Dispatch { wave_width: 8, interrupt: Some(interrupt), ..Dispatch::default() };
     let e = run_source(source, &dispatch, 16).unwrap_err();
     assert!(e.message.starts_with("interrupted after"), "{e}");

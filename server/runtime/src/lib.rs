@@ -11,7 +11,9 @@
 //! there is exactly one definition of "passes on a GPU" ([`cases`]).
 
 pub mod cases;
+pub mod host;
 pub mod process;
+pub mod report;
 pub mod workers;
 
 use std::fmt;
