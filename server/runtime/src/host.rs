@@ -400,7 +400,7 @@ impl Program {
     }
 
     /// Whether it came from the disk cache.
-    pub fn from_disk_cache(&self) -> bool {
+    pub fn loaded_from_disk(&self) -> bool {
         self.from_disk
     }
 }
@@ -777,6 +777,9 @@ pub enum Arg<'a> {
     F32(f32),
     /// A `bool`.
     Bool(bool),
+    /// The same memory as argument `i` (an earlier one): a buffer or host slice passed for two
+    /// parameters, which borrowing cannot express twice.
+    Same(usize),
 }
 
 impl Arg<'_> {
@@ -789,6 +792,7 @@ impl Arg<'_> {
             Arg::I32(_) => "an i32",
             Arg::F32(_) => "an f32",
             Arg::Bool(_) => "a bool",
+            Arg::Same(_) => "an earlier argument's memory",
         }
     }
 
@@ -1130,6 +1134,23 @@ fn check_args(info: &KernelInfo, args: &[Arg<'_>]) -> Result<(), Error> {
                 )));
             }
             (ParamKind::Buffer { .. }, Arg::Host(_) | Arg::HostRead(_) | Arg::Device { .. }) => {}
+            (ParamKind::Buffer { .. }, Arg::Same(i)) => {
+                let earlier = info.params.iter().zip(args).take_while(|(q, _)| q.name != p.name);
+                let ok = earlier.enumerate().any(|(j, (q, a))| {
+                    j == *i
+                        && matches!(q.kind, ParamKind::Buffer { .. })
+                        && matches!(
+                            a,
+                            Arg::Buffer(_) | Arg::Host(_) | Arg::HostRead(_) | Arg::Device { .. }
+                        )
+                });
+                if !ok {
+                    return Err(Error::Argument(format!(
+                        "parameter `{p}` of kernel `{}`: `Same({i})` names no earlier buffer argument",
+                        info.name
+                    )));
+                }
+            }
             (ParamKind::Scalar(e), a) => {
                 if a.bits(e).is_none() {
                     return Err(Error::Argument(format!(
@@ -1157,7 +1178,7 @@ fn check_args(info: &KernelInfo, args: &[Arg<'_>]) -> Result<(), Error> {
 /// (a buffer or host slice passed twice is one region), and each region's written flag.
 fn regions(info: &KernelInfo, args: &[Arg<'_>]) -> (Vec<Option<usize>>, Vec<(usize, bool)>) {
     let mut keys: Vec<(usize, usize)> = Vec::new();
-    let mut of_arg = Vec::with_capacity(args.len());
+    let mut of_arg: Vec<Option<usize>> = Vec::with_capacity(args.len());
     let mut region_info: Vec<(usize, bool)> = Vec::new();
     for (p, a) in info.params.iter().zip(args) {
         let written = matches!(p.kind, ParamKind::Buffer { written: true, .. });
@@ -1169,7 +1190,15 @@ fn regions(info: &KernelInfo, args: &[Arg<'_>]) -> (Vec<Option<usize>>, Vec<(usi
             _ => None,
         };
         let Some(key) = key else {
-            of_arg.push(None);
+            // `Same(i)` shares argument `i`'s region, and its writes.
+            let same = match a {
+                Arg::Same(i) => of_arg.get(*i).copied().flatten(),
+                _ => None,
+            };
+            if let Some(r) = same {
+                region_info[r].1 |= written;
+            }
+            of_arg.push(same);
             continue;
         };
         let index = match keys.iter().position(|k| *k == key) {

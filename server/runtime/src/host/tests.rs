@@ -61,6 +61,27 @@ fn a_buffer_passed_twice_is_one_memory() {
         )
         .unwrap();
     assert_eq!(a.read::<f32>().unwrap(), [11.0, 22.0, 33.0]);
+    // Host memory passed for two parameters: `Same(0)`.
+    let mut host: Vec<u8> = [1.0f32, 2.0, 3.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    device
+        .launch(
+            &program,
+            "add",
+            &Launch::grid([1, 1, 1]),
+            &mut [Arg::Host(&mut host), Arg::Buffer(&b), Arg::Same(0), Arg::U32(3)],
+        )
+        .unwrap();
+    let got: Vec<f32> = host.chunks_exact(4).map(f32::get).collect();
+    assert_eq!(got, [11.0, 22.0, 33.0]);
+    let e = device
+        .launch(
+            &program,
+            "add",
+            &Launch::grid([1, 1, 1]),
+            &mut [Arg::Same(1), Arg::Buffer(&b), Arg::Buffer(&b), Arg::U32(3)],
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("names no earlier buffer argument"), "{e}");
 }
 
 #[test]
@@ -221,18 +242,18 @@ fn the_disk_cache_gives_back_the_program_it_was_given() {
     let options = Options::default();
     let id = key(&source, "disk.py", &options);
     let first = compile_cached_in(Some(&dir), id, source, "disk.py", &options).unwrap();
-    assert!(!first.from_disk_cache());
+    assert!(!first.loaded_from_disk());
     let second = compile_cached_in(Some(&dir), id, source, "disk.py", &options).unwrap();
-    assert!(second.from_disk_cache());
+    assert!(second.loaded_from_disk());
     assert_eq!(second.kernels(), first.kernels());
     assert_eq!(second.module(), first.module());
     // A damaged file is a miss, and is written again.
     let path = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
     std::fs::write(&path, b"wave-cache 1\nkernel\n\nxx").unwrap();
     let third = compile_cached_in(Some(&dir), id, source, "disk.py", &options).unwrap();
-    assert!(!third.from_disk_cache());
+    assert!(!third.loaded_from_disk());
     assert!(
-        compile_cached_in(Some(&dir), id, source, "disk.py", &options).unwrap().from_disk_cache()
+        compile_cached_in(Some(&dir), id, source, "disk.py", &options).unwrap().loaded_from_disk()
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
