@@ -244,6 +244,27 @@ fn given<'py>(t: &Bound<'py, PyAny>) -> PyResult<Given<'py>> {
     })
 }
 
+fn host_args<'a>(given: &'a mut [Given<'_>]) -> PyResult<Vec<Arg<'a>>> {
+    let mut out = Vec::with_capacity(given.len());
+    for g in given.iter_mut() {
+        out.push(match g {
+            Given::Host(a) => {
+                Arg::Host(a.as_slice_mut().map_err(|e| PyValueError::new_err(e.to_string()))?)
+            }
+            Given::HostRead(a) => {
+                Arg::HostRead(a.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?)
+            }
+            Given::Device(ptr, len) => Arg::Device { ptr: *ptr, len: *len },
+            Given::Same(i) => Arg::Same(*i),
+            Given::U32(v) => Arg::U32(*v),
+            Given::I32(v) => Arg::I32(*v),
+            Given::F32(v) => Arg::F32(*v),
+            Given::Bool(v) => Arg::Bool(*v),
+        });
+    }
+    Ok(out)
+}
+
 #[pymethods]
 impl Device {
     /// Opens `spec`: `emulator`, `cuda` or `cuda:N`.
@@ -283,23 +304,7 @@ impl Device {
         wave_width: u32,
     ) -> PyResult<(u64, Option<f32>)> {
         let mut given: Vec<Given<'_>> = args.iter().map(given).collect::<PyResult<_>>()?;
-        let mut host_args: Vec<Arg<'_>> = Vec::with_capacity(given.len());
-        for g in given.iter_mut() {
-            host_args.push(match g {
-                Given::Host(a) => {
-                    Arg::Host(a.as_slice_mut().map_err(|e| PyValueError::new_err(e.to_string()))?)
-                }
-                Given::HostRead(a) => {
-                    Arg::HostRead(a.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?)
-                }
-                Given::Device(ptr, len) => Arg::Device { ptr: *ptr, len: *len },
-                Given::Same(i) => Arg::Same(*i),
-                Given::U32(v) => Arg::U32(*v),
-                Given::I32(v) => Arg::I32(*v),
-                Given::F32(v) => Arg::F32(*v),
-                Given::Bool(v) => Arg::Bool(*v),
-            });
-        }
+        let mut host_args = host_args(&mut given)?;
         // Ctrl-C: the run asks now and then (every 65,536 wave-instructions, about a
         // millisecond) whether a signal came; the handler's exception is raised afterwards.
         let pending: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
@@ -334,6 +339,34 @@ impl Device {
     }
 }
 
+/// The benchmark's baseline: seconds per launch of `kernel` with `args` (as `launch` takes
+/// them) done `iterations` times from Rust, with no Python between launches.
+#[pyfunction]
+#[allow(clippy::too_many_arguments, reason = "the launch's settings, as `launch` takes them")]
+fn bench_rust_launch(
+    py: Python<'_>,
+    device: &Device,
+    program: &Program,
+    kernel: &str,
+    grid: (u32, u32, u32),
+    workgroup: Option<(u32, u32, u32)>,
+    args: Vec<Bound<'_, PyAny>>,
+    iterations: u32,
+) -> PyResult<f64> {
+    let mut given: Vec<Given<'_>> = args.iter().map(given).collect::<PyResult<_>>()?;
+    let mut host_args = host_args(&mut given)?;
+    let mut launch = host::Launch::grid([grid.0, grid.1, grid.2]);
+    launch.workgroup = workgroup.map(|(x, y, z)| [x, y, z]);
+    let began = std::time::Instant::now();
+    for _ in 0..iterations {
+        device
+            .inner
+            .launch(&program.inner, kernel, &launch, &mut host_args)
+            .map_err(|e| to_py(py, e, None))?;
+    }
+    Ok(began.elapsed().as_secs_f64() / f64::from(iterations.max(1)))
+}
+
 /// The CUDA GPUs: `(spec, name)` each; and why there are none, if so.
 #[pyfunction]
 fn cuda_devices(py: Python<'_>) -> (Vec<(String, String)>, Option<String>) {
@@ -355,6 +388,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Device>()?;
     m.add_function(wrap_pyfunction!(cuda_devices, m)?)?;
     m.add_function(wrap_pyfunction!(cache_dir, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_rust_launch, m)?)?;
     m.add("WaveError", py.get_type::<WaveError>())?;
     m.add("CompileError", py.get_type::<CompileError>())?;
     m.add("KernelTrap", py.get_type::<KernelTrap>())?;

@@ -1146,7 +1146,7 @@ fn check_args(info: &KernelInfo, args: &[Arg<'_>]) -> Result<(), Error> {
                 });
                 if !ok {
                     return Err(Error::Argument(format!(
-                        "parameter `{p}` of kernel `{}`: `Same({i})` names no earlier buffer argument",
+                        "parameter `{p}` of kernel `{}`: `Same({i})` names no earlier buffer argument (that may be written, where this one may)",
                         info.name
                     )));
                 }

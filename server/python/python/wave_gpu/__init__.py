@@ -376,7 +376,13 @@ class Kernel:
         if "<locals>" not in fn.__qualname__ and os.path.isfile(file):
             with open(file, encoding="utf-8") as f:
                 return f.read(), file
-        lines, first = inspect.getsourcelines(fn)
+        try:
+            lines, first = inspect.getsourcelines(fn)
+        except OSError as e:
+            raise WaveError(
+                f"the source of kernel `{self._name}` cannot be read (was it typed at an "
+                "interactive prompt or given with `python -c`?): put it in a file, or compile "
+                "its text with wave_gpu.Program.compile(text)") from e
         return "\n" * builtins.max(first - 1, 0) + textwrap.dedent("".join(lines)), file
 
     def compile(self, opt: Optional[int] = None) -> Program:
@@ -430,6 +436,11 @@ class Kernel:
         seen: Dict[int, int] = {}
         write_back: List[Tuple[Any, Any]] = []
         largest = 0
+        # An array passed for several parameters is written if any of them is.
+        writes: Dict[int, bool] = {}
+        for (pname, kind, elem, written), v in zip(params, args):
+            if kind == "buffer":
+                writes[id(v)] = writes.get(id(v), False) or written
         for i, ((pname, kind, elem, written), v) in enumerate(zip(params, args)):
             if kind == "scalar":
                 if isinstance(v, np.ndarray) or hasattr(v, "__cuda_array_interface__"):
@@ -442,7 +453,7 @@ class Kernel:
                 given.append(("same", same))
                 continue
             seen[id(v)] = i
-            arg, n = _buffer_arg(self._name, pname, elem, written, v, on_gpu, write_back)
+            arg, n = _buffer_arg(self._name, pname, elem, writes[id(v)], v, on_gpu, write_back)
             largest = builtins.max(largest, n)
             given.append(arg)
         if grid is None:

@@ -82,6 +82,17 @@ fn a_buffer_passed_twice_is_one_memory() {
         )
         .unwrap_err();
     assert!(e.to_string().contains("names no earlier buffer argument"), "{e}");
+    // Read-only memory cannot stand for a parameter that may be written.
+    let x = [0u8; 12];
+    let e = device
+        .launch(
+            &program,
+            "add",
+            &Launch::grid([1, 1, 1]),
+            &mut [Arg::HostRead(&x), Arg::Buffer(&b), Arg::Same(0), Arg::U32(3)],
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("that may be written"), "{e}");
 }
 
 #[test]
