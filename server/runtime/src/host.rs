@@ -1136,13 +1136,15 @@ fn check_args(info: &KernelInfo, args: &[Arg<'_>]) -> Result<(), Error> {
             (ParamKind::Buffer { .. }, Arg::Host(_) | Arg::HostRead(_) | Arg::Device { .. }) => {}
             (ParamKind::Buffer { .. }, Arg::Same(i)) => {
                 let earlier = info.params.iter().zip(args).take_while(|(q, _)| q.name != p.name);
+                let written = matches!(p.kind, ParamKind::Buffer { written: true, .. });
                 let ok = earlier.enumerate().any(|(j, (q, a))| {
                     j == *i
                         && matches!(q.kind, ParamKind::Buffer { .. })
-                        && matches!(
-                            a,
-                            Arg::Buffer(_) | Arg::Host(_) | Arg::HostRead(_) | Arg::Device { .. }
-                        )
+                        && match a {
+                            Arg::Buffer(_) | Arg::Host(_) | Arg::Device { .. } => true,
+                            Arg::HostRead(_) => !written,
+                            _ => false,
+                        }
                 });
                 if !ok {
                     return Err(Error::Argument(format!(
