@@ -207,6 +207,8 @@ pub struct Gpu {
     gone: Option<String>,
     /// A kernel that timed out still runs: the context must not be released under it.
     still_running: bool,
+    /// The two events [`Gpu::launch`] times each launch with, made once.
+    events: Option<(Event, Event)>,
 }
 
 impl Gpu {
@@ -226,7 +228,15 @@ impl Gpu {
         check("cuDevicePrimaryCtxRetain", unsafe {
             sys::cuDevicePrimaryCtxRetain(&mut context, device)
         })?;
-        Ok(Gpu { info, device, context, stack_bytes: None, gone: None, still_running: false })
+        Ok(Gpu {
+            info,
+            device,
+            context,
+            stack_bytes: None,
+            gone: None,
+            still_running: false,
+            events: None,
+        })
     }
 
     /// What the driver says of this GPU.
@@ -451,11 +461,12 @@ impl Gpu {
             .collect();
         let mut pointers: Vec<*mut c_void> =
             values.iter_mut().map(|v| (v as *mut u64).cast()).collect();
-        let start = Event::new()?;
-        let end = Event::new()?;
+        let (start, end) = match self.events.take() {
+            Some(events) => events,
+            None => (Event::new()?, Event::new()?),
+        };
         let null_stream: sys::CUstream = std::ptr::null_mut();
         let [gx, gy, gz] = grid;
-        let [bx, by, bz] = block;
         check("cuEventRecord", unsafe { sys::cuEventRecord(start.0, null_stream) })?;
         check("cuLaunchKernel", unsafe {
             sys::cuLaunchKernel(
@@ -463,9 +474,9 @@ impl Gpu {
                 gx as c_uint,
                 gy as c_uint,
                 gz as c_uint,
-                bx as c_uint,
-                by as c_uint,
-                bz as c_uint,
+                block[0] as c_uint,
+                block[1] as c_uint,
+                block[2] as c_uint,
                 0,
                 null_stream,
                 pointers.as_mut_ptr(),
@@ -473,8 +484,11 @@ impl Gpu {
             )
         })?;
         check("cuEventRecord", unsafe { sys::cuEventRecord(end.0, null_stream) })?;
+        // Spin for the first 200 microseconds (most kernels called from a program end by
+        // then, and a sleep costs tens of microseconds), then poll with growing pauses, so
+        // that a kernel that never ends cannot hang the caller.
         let began = Instant::now();
-        let mut pause = Duration::from_micros(5);
+        let mut pause = Duration::from_micros(20);
         loop {
             let status = unsafe { sys::cuEventQuery(end.0) };
             if status == sys::CUresult::CUDA_SUCCESS {
@@ -484,20 +498,26 @@ impl Gpu {
                 drop((start, end));
                 return Err(self.fault(status));
             }
-            if began.elapsed() > timeout {
+            let waited = began.elapsed();
+            if waited > timeout {
                 self.gone = Some("a kernel did not finish in time and still runs".into());
                 self.still_running = true;
                 std::mem::forget((start, end));
                 return Err(Error::Timeout(timeout));
             }
+            if waited < Duration::from_micros(200) {
+                std::hint::spin_loop();
+                continue;
+            }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(5));
         }
         let mut ms = 0f32;
-        check("cuEventElapsedTime", unsafe {
+        let timed = check("cuEventElapsedTime", unsafe {
             sys::cuEventElapsedTime_v2(&mut ms, start.0, end.0)
-        })?;
-        Ok(ms)
+        });
+        self.events = Some((start, end));
+        timed.map(|()| ms)
     }
 
     /// A fault while the kernel ran. It spoils the context, and with today's drivers the whole

@@ -56,7 +56,7 @@ def main():
             launcher(x, y, 1.0, 32)
         return (time.perf_counter() - began) / n
 
-    device = wave_gpu._device(a.device)
+    device, _ = wave_gpu._device(a.device)
     args = [("host_ro", x.view(np.uint8)), ("host", y.view(np.uint8)), ("f32", 1.0), ("u32", 32)]
 
     def rust_launches():

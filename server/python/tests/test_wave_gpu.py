@@ -69,13 +69,15 @@ def test_launch_shapes(device):
     y = np.ones(n, np.float32)
     k.saxpy[16](x, y, 2.0, n)
     np.testing.assert_array_equal(y, want)
-    # k[grid, workgroup], the Numba convention.
+    # k[grid, workgroup], the Numba convention, with at most the declared 64 threads.
     y = np.ones(n, np.float32)
-    k.saxpy[8, 128](x, y, 2.0, n)
+    k.saxpy[32, 32](x, y, 2.0, n)
     np.testing.assert_array_equal(y, want)
+    with pytest.raises(wave_gpu.LaunchError, match=r"declares workgroups of \(64, 1, 1\)"):
+        k.saxpy[8, 128](x, y, 2.0, n)
     # Keywords, and the default: one thread per element of the largest array.
     y = np.ones(n, np.float32)
-    k.saxpy(x, y, 2.0, n, grid=(4,), workgroup=256)
+    k.saxpy(x, y, 2.0, n, grid=(16,), workgroup=64)
     np.testing.assert_array_equal(y, want)
     y = np.ones(n, np.float32)
     k.saxpy(x, y, np.float32(2.0), np.uint32(n))

@@ -943,7 +943,13 @@ struct CudaState {
     gpu: crate::Gpu,
     /// Each kernel translated and loaded: by program and kernel name.
     loaded: HashMap<(u128, String), Arc<wave_cuda::Loaded>>,
+    /// Device memory that held host slices during earlier launches, kept for the next ones
+    /// (allocating device memory costs more than a small kernel).
+    staging: Vec<wave_cuda::DeviceMemory>,
 }
+
+/// The most staging allocations kept between launches.
+const STAGING_KEPT: usize = 32;
 
 fn lock(m: &Mutex<CudaState>) -> std::sync::MutexGuard<'_, CudaState> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -976,7 +982,8 @@ impl Device {
     /// CUDA GPU `ordinal`.
     pub fn cuda(ordinal: u32) -> Result<Device, Error> {
         let gpu = crate::Gpu::open(ordinal)?;
-        let state = Arc::new(Mutex::new(CudaState { gpu, loaded: HashMap::new() }));
+        let state =
+            Arc::new(Mutex::new(CudaState { gpu, loaded: HashMap::new(), staging: Vec::new() }));
         Ok(Device { kind: Kind::Cuda { ordinal, state } })
     }
 
@@ -1060,6 +1067,20 @@ impl Device {
         })?;
         if launch.grid.contains(&0) || workgroup.contains(&0) {
             return Err(Error::Argument("grid and workgroup dimensions must be at least 1".into()));
+        }
+        // A declared size is a promise the code relies on: the PTX declares it as the most
+        // threads a block has (`.maxntid`), and spill frames are laid out for it.
+        let threads = |[x, y, z]: [u32; 3]| u64::from(x) * u64::from(y) * u64::from(z);
+        if let Some(declared) = info.workgroup_size
+            && threads(workgroup) > threads(declared)
+        {
+            let [x, y, z] = workgroup;
+            let [dx, dy, dz] = declared;
+            return Err(Error::Argument(format!(
+                "kernel `{}` declares workgroups of ({dx}, {dy}, {dz}) threads, and the launch asks for ({x}, {y}, {z}): launch at most {} threads a workgroup, or declare a larger size",
+                info.name,
+                threads(declared)
+            )));
         }
         match &self.kind {
             Kind::Emulator => emulate(program, info, launch, workgroup, args),
@@ -1435,16 +1456,34 @@ fn on_gpu(
             s.gpu.gpu.download(addresses[r], bytes)?;
         }
     }
-    drop(temporaries);
+    for m in temporaries.into_iter().flatten() {
+        s.staging.push(m);
+    }
+    if s.staging.len() > STAGING_KEPT {
+        s.staging.sort_by_key(|m| m.len());
+        s.staging.truncate(STAGING_KEPT);
+    }
     Ok(Ran { stats: wave_emulator::Stats::default(), kernel_ms: Some(ms) })
 }
 
+/// Copies `bytes` to device memory for one launch: the smallest kept staging allocation
+/// that holds them, or a new one (a power of two, to be reused).
 fn upload_temporary(
     s: &mut CudaState,
     bytes: &[u8],
     temporaries: &mut Vec<Option<wave_cuda::DeviceMemory>>,
 ) -> Result<u64, Error> {
-    let memory = s.gpu.gpu.alloc(bytes.len())?;
+    let fits = s
+        .staging
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.len() >= bytes.len())
+        .min_by_key(|(_, m)| m.len())
+        .map(|(i, _)| i);
+    let memory = match fits {
+        Some(i) => s.staging.swap_remove(i),
+        None => s.gpu.gpu.alloc(bytes.len().next_power_of_two().max(ALIGN))?,
+    };
     s.gpu.gpu.upload(memory.ptr(), bytes)?;
     let ptr = memory.ptr();
     temporaries.push(Some(memory));

@@ -184,13 +184,14 @@ del _name, _doc
 # ---------------------------------------------------------------------------------------------
 # Devices.
 
-_devices: Dict[str, "_native.Device"] = {}
+# Each device opened, by spec, with whether it is a GPU.
+_devices: Dict[str, Tuple["_native.Device", bool]] = {}
 _devices_lock = threading.Lock()
 _default = threading.local()
 _global_default = [os.environ.get("WAVE_DEVICE", "emulator")]
 
 
-def _device(spec: Optional[str]) -> "_native.Device":
+def _device(spec: Optional[str]) -> Tuple["_native.Device", bool]:
     spec = spec or getattr(_default, "spec", None) or _global_default[0]
     if spec == "gpu":
         spec = "cuda"
@@ -201,7 +202,8 @@ def _device(spec: Optional[str]) -> "_native.Device":
         with _devices_lock:
             d = _devices.get(spec)
             if d is None:
-                d = _native.Device(spec)
+                native = _native.Device(spec)
+                d = (native, native.spec != "emulator")
                 _devices[spec] = d
     return d
 
@@ -430,8 +432,7 @@ class Kernel:
         if len(args) != len(params):
             raise TypeError(f"{self._signature} takes {len(params)} arguments, "
                             f"{len(args)} given")
-        dev = _device(device)
-        on_gpu = dev.spec != "emulator"
+        dev, on_gpu = _device(device)
         given: List[Any] = []
         seen: Dict[int, int] = {}
         write_back: List[Tuple[Any, Any]] = []
@@ -462,8 +463,10 @@ class Kernel:
             threads = builtins.max(largest, 1)
             g = (-(-threads // wg[0]), 1, 1)
         else:
-            g = _dim3(grid, "grid")
-            wg = _dim3(workgroup, "workgroup") if workgroup is not None else self._declared
+            # (A launcher's shape is checked already; the device checks it again.)
+            g = grid if type(grid) is tuple and len(grid) == 3 else _dim3(grid, "grid")
+            wg = self._declared if workgroup is None else workgroup if (
+                type(workgroup) is tuple and len(workgroup) == 3) else _dim3(workgroup, "workgroup")
         steps = options.max_steps if max_steps is None else int(max_steps)
         t = options.timeout if timeout is None else float(timeout)
         self.last_stats = dev.launch(self._program._native, self._name, g, wg, given, steps, t)
@@ -478,9 +481,34 @@ def _buffer_arg(kname: str, pname: str, elem: Optional[str], written: bool, v: A
                 on_gpu: bool, write_back: List[Tuple[Any, Any]]) -> Tuple[Tuple[Any, ...], int]:
     """The native argument for an array, and its element count."""
     want = _DTYPES.get(elem) if elem else None
+    if not isinstance(v, np.ndarray):
+        return _other_buffer_arg(kname, pname, elem, want, written, v, on_gpu, write_back)
+    if want is not None and v.dtype != want:
+        raise TypeError(f"{kname}(): parameter `{pname}: {elem}[:]` takes {want.name} "
+                        f"elements, got a {v.dtype.name} array")
+    arr = v
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+        if written:
+            write_back.append((v, arr))
+    flat = arr.reshape(-1).view(np.uint8)
+    if written:
+        if not flat.flags.writeable:
+            raise TypeError(f"{kname}(): parameter `{pname}` may be written by the kernel, and "
+                            "the array is read-only")
+        return ("host", flat), arr.size
+    return ("host_ro", flat), arr.size
+
+
+def _other_buffer_arg(kname: str, pname: str, elem: Optional[str], want: Optional[np.dtype],
+                      written: bool, v: Any, on_gpu: bool,
+                      write_back: List[Tuple[Any, Any]]) -> Tuple[Tuple[Any, ...], int]:
+    """`_buffer_arg` for what is not a numpy array: a GPU array, a DLPack object, a list."""
     cai = getattr(v, "__cuda_array_interface__", None)
-    if cai is None and hasattr(v, "__dlpack__") and not isinstance(v, np.ndarray):
+    if cai is None and hasattr(v, "__dlpack__"):
         v, cai = _from_dlpack(v)
+        if cai is None:
+            return _buffer_arg(kname, pname, elem, written, v, on_gpu, write_back)
     if cai is not None:
         shape = tuple(cai["shape"])
         dtype = np.dtype(cai["typestr"])
@@ -500,30 +528,14 @@ def _buffer_arg(kname: str, pname: str, elem: Optional[str], written: bool, v: A
                             "the GPU array is read-only")
         n = int(np.prod(shape)) if shape else 1
         return ("device", int(ptr), n * dtype.itemsize), n
-    if not isinstance(v, np.ndarray):
-        if isinstance(v, (list, tuple)):
-            if written:
-                raise TypeError(f"{kname}(): parameter `{pname}` may be written by the kernel: "
-                                f"pass a numpy array (wave_gpu.array(...)), not a {type(v).__name__}")
-            v = np.asarray(v, dtype=want if want is not None else np.float32)
-        else:
-            raise TypeError(f"{kname}(): parameter `{pname}: {elem or 'ptr'}[:]` takes an "
-                            f"array, got {type(v).__name__}")
-    if want is not None and v.dtype != want:
-        raise TypeError(f"{kname}(): parameter `{pname}: {elem}[:]` takes {want.name} "
-                        f"elements, got a {v.dtype.name} array")
-    arr = v
-    if not arr.flags.c_contiguous:
-        arr = np.ascontiguousarray(arr)
+    if isinstance(v, (list, tuple)):
         if written:
-            write_back.append((v, arr))
-    flat = arr.reshape(-1).view(np.uint8)
-    if written:
-        if not flat.flags.writeable:
-            raise TypeError(f"{kname}(): parameter `{pname}` may be written by the kernel, and "
-                            "the array is read-only")
-        return ("host", flat), arr.size
-    return ("host_ro", flat), arr.size
+            raise TypeError(f"{kname}(): parameter `{pname}` may be written by the kernel: "
+                            f"pass a numpy array (wave_gpu.array(...)), not a {type(v).__name__}")
+        arr = np.asarray(v, dtype=want if want is not None else np.float32)
+        return _buffer_arg(kname, pname, elem, written, arr, on_gpu, write_back)
+    raise TypeError(f"{kname}(): parameter `{pname}: {elem or 'ptr'}[:]` takes an "
+                    f"array, got {type(v).__name__}")
 
 
 def _c_strides(shape: Tuple[int, ...], itemsize: int) -> Tuple[int, ...]:

@@ -172,6 +172,18 @@ fn wrong_arguments_are_errors_that_name_the_parameter() {
     assert!(m.contains("`a: f32[:]`") && m.contains("takes a buffer"), "{m}");
     let m = err(&mut [Arg::Buffer(&a), Arg::Buffer(&a), Arg::Buffer(&a), Arg::I32(-1)]);
     assert!(m.contains("`n: u32`"), "{m}");
+    let big = Launch::grid([1, 1, 1]).workgroup([128, 1, 1]);
+    match device.launch(
+        &program,
+        "add",
+        &big,
+        &mut [Arg::Buffer(&a), Arg::Buffer(&a), Arg::Buffer(&a), Arg::U32(1)],
+    ) {
+        Err(Error::Argument(m)) => {
+            assert!(m.contains("declares workgroups of (64, 1, 1) threads"), "{m}")
+        }
+        other => panic!("{other:?}"),
+    }
     match device.launch(&program, "sub", &launch, &mut []) {
         Err(Error::Argument(m)) => assert!(m.contains("no kernel named `sub`"), "{m}"),
         other => panic!("{other:?}"),
