@@ -136,50 +136,230 @@ def empty(n: Union[int, Sequence[int]], dtype: Any = "f32") -> Array:
 # something only inside a kernel.
 
 
-def _intrinsic(name: str, doc: str) -> Callable[..., Any]:
-    def f(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(
-            f"wave_gpu.{name}() runs only inside a kernel: decorate the function with "
-            "@wave_gpu.kernel and call the kernel"
-        )
-
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = doc + " (inside a kernel)"
-    return f
+def _inside_only(name: str) -> Any:
+    raise RuntimeError(
+        f"wave_gpu.{name}() runs only inside a kernel: decorate the function with "
+        "@wave_gpu.kernel and call the kernel"
+    )
 
 
-_INTRINSICS = {
-    "thread_id": "The thread's index within its workgroup along `axis` (0, 1 or 2)",
-    "workgroup_id": "The workgroup's index in the grid along `axis`",
-    "workgroup_size": "Threads per workgroup along `axis`",
-    "grid_size": "Workgroups in the grid along `axis`",
-    "global_id": "workgroup_id * workgroup_size + thread_id along `axis`: the element index",
-    "lane_id": "The lane within the wave",
-    "wave_id": "The wave within the workgroup",
-    "wave_width": "Lanes per wave (W)",
-    "barrier": "Waits until every thread of the workgroup gets here",
-    "fence": "Orders this thread's memory accesses",
-    "local_array": "local_array(T, n): n elements of T in Local Memory, shared by the workgroup",
-    "private_array": "private_array(T, n): n elements of T of each thread's own",
-    "atomic_add": "atomic_add(buf, i, v): adds v to buf[i] atomically, returns the old value",
-    "atomic_sub": "atomic_sub(buf, i, v)", "atomic_min": "atomic_min(buf, i, v)",
-    "atomic_max": "atomic_max(buf, i, v)", "atomic_and": "atomic_and(buf, i, v)",
-    "atomic_or": "atomic_or(buf, i, v)", "atomic_xor": "atomic_xor(buf, i, v)",
-    "atomic_exchange": "atomic_exchange(buf, i, v)",
-    "shuffle": "shuffle(v, lane): v of another lane", "shuffle_up": "shuffle_up(v, n)",
-    "shuffle_down": "shuffle_down(v, n)", "shuffle_xor": "shuffle_xor(v, mask)",
-    "broadcast": "broadcast(v, lane)", "ballot": "ballot(c): a bit per lane where c holds",
-    "any": "any(c): c holds on some lane", "all": "all(c): c holds on every lane",
-    "reduce_add": "reduce_add(v): the sum over the wave", "reduce_min": "reduce_min(v)",
-    "reduce_max": "reduce_max(v)", "prefix_sum": "prefix_sum(v): the sum over lower lanes",
-    "sqrt": "sqrt(x)", "rsqrt": "rsqrt(x)", "floor": "floor(x)", "ceil": "ceil(x)",
-    "sin": "sin(x)", "cos": "cos(x)", "exp2": "exp2(x)", "log2": "log2(x)",
-    "fma": "fma(a, b, c)", "min": "min(a, b)", "max": "max(a, b)",
-}
-for _name, _doc in _INTRINSICS.items():
-    globals()[_name] = _intrinsic(_name, _doc)
-__all__ += list(_INTRINSICS)
-del _name, _doc
+def thread_id(axis: int = 0) -> int:  # noqa: A001
+    """The thread's index within its workgroup along `axis` (0, 1 or 2). (Inside a kernel.)"""
+    return _inside_only("thread_id")
+
+
+def workgroup_id(axis: int = 0) -> int:  # noqa: A001
+    """The workgroup's index in the grid along `axis`. (Inside a kernel.)"""
+    return _inside_only("workgroup_id")
+
+
+def workgroup_size(axis: int = 0) -> int:  # noqa: A001
+    """Threads per workgroup along `axis`. (Inside a kernel.)"""
+    return _inside_only("workgroup_size")
+
+
+def grid_size(axis: int = 0) -> int:  # noqa: A001
+    """Workgroups in the grid along `axis`. (Inside a kernel.)"""
+    return _inside_only("grid_size")
+
+
+def global_id(axis: int = 0) -> int:  # noqa: A001
+    """`workgroup_id * workgroup_size + thread_id` along `axis`: an element index. (Inside a kernel.)"""
+    return _inside_only("global_id")
+
+
+def lane_id() -> int:  # noqa: A001
+    """The lane within the wave. (Inside a kernel.)"""
+    return _inside_only("lane_id")
+
+
+def wave_id() -> int:  # noqa: A001
+    """The wave within the workgroup. (Inside a kernel.)"""
+    return _inside_only("wave_id")
+
+
+def wave_width() -> int:  # noqa: A001
+    """Lanes per wave (W). (Inside a kernel.)"""
+    return _inside_only("wave_width")
+
+
+def barrier() -> None:  # noqa: A001
+    """Waits until every thread of the workgroup gets here. (Inside a kernel.)"""
+    return _inside_only("barrier")
+
+
+def fence() -> None:  # noqa: A001
+    """Orders this thread's memory accesses. (Inside a kernel.)"""
+    return _inside_only("fence")
+
+
+def local_array(dtype: ScalarType, n: int) -> Any:  # noqa: A001
+    """`n` elements of `dtype` in Local Memory, shared by the workgroup. (Inside a kernel.)"""
+    return _inside_only("local_array")
+
+
+def private_array(dtype: ScalarType, n: int) -> Any:  # noqa: A001
+    """`n` elements of `dtype` of each thread's own. (Inside a kernel.)"""
+    return _inside_only("private_array")
+
+
+def atomic_add(buf: Any, i: int, v: Any) -> Any:  # noqa: A001
+    """Atomically adds `v` to `buf[i]`; returns the old value. (Inside a kernel.)"""
+    return _inside_only("atomic_add")
+
+
+def atomic_sub(buf: Any, i: int, v: Any) -> Any:  # noqa: A001
+    """Atomically subtracts `v` from `buf[i]`; returns the old value. (Inside a kernel.)"""
+    return _inside_only("atomic_sub")
+
+
+def atomic_min(buf: Any, i: int, v: Any) -> Any:  # noqa: A001
+    """Atomic `min` of `v` into `buf[i]`; returns the old value. (Inside a kernel.)"""
+    return _inside_only("atomic_min")
+
+
+def atomic_max(buf: Any, i: int, v: Any) -> Any:  # noqa: A001
+    """Atomic `max` of `v` into `buf[i]`; returns the old value. (Inside a kernel.)"""
+    return _inside_only("atomic_max")
+
+
+def atomic_and(buf: Any, i: int, v: Any) -> Any:  # noqa: A001
+    """Atomic `and` of `v` into `buf[i]`; returns the old value. (Inside a kernel.)"""
+    return _inside_only("atomic_and")
+
+
+def atomic_or(buf: Any, i: int, v: Any) -> Any:  # noqa: A001
+    """Atomic `or` of `v` into `buf[i]`; returns the old value. (Inside a kernel.)"""
+    return _inside_only("atomic_or")
+
+
+def atomic_xor(buf: Any, i: int, v: Any) -> Any:  # noqa: A001
+    """Atomic `xor` of `v` into `buf[i]`; returns the old value. (Inside a kernel.)"""
+    return _inside_only("atomic_xor")
+
+
+def atomic_exchange(buf: Any, i: int, v: Any) -> Any:  # noqa: A001
+    """Atomic `exchange` of `v` into `buf[i]`; returns the old value. (Inside a kernel.)"""
+    return _inside_only("atomic_exchange")
+
+
+def shuffle(v: Any, lane: int) -> Any:  # noqa: A001
+    """`v` of lane `lane` of the wave. (Inside a kernel.)"""
+    return _inside_only("shuffle")
+
+
+def shuffle_up(v: Any, n: int) -> Any:  # noqa: A001
+    """`v` of the lane `n` below. (Inside a kernel.)"""
+    return _inside_only("shuffle_up")
+
+
+def shuffle_down(v: Any, n: int) -> Any:  # noqa: A001
+    """`v` of the lane `n` above. (Inside a kernel.)"""
+    return _inside_only("shuffle_down")
+
+
+def shuffle_xor(v: Any, mask: int) -> Any:  # noqa: A001
+    """`v` of lane `lane_id ^ mask`. (Inside a kernel.)"""
+    return _inside_only("shuffle_xor")
+
+
+def broadcast(v: Any, lane: int) -> Any:  # noqa: A001
+    """`v` of lane `lane`, to every lane. (Inside a kernel.)"""
+    return _inside_only("broadcast")
+
+
+def ballot(c: bool) -> int:  # noqa: A001
+    """A bit per lane where `c` holds. (Inside a kernel.)"""
+    return _inside_only("ballot")
+
+
+def any(c: bool) -> bool:  # noqa: A001
+    """Whether `c` holds on some lane of the wave. (Inside a kernel.)"""
+    return _inside_only("any")
+
+
+def all(c: bool) -> bool:  # noqa: A001
+    """Whether `c` holds on every lane of the wave. (Inside a kernel.)"""
+    return _inside_only("all")
+
+
+def reduce_add(v: int) -> int:  # noqa: A001
+    """The sum of `v` over the wave. (Inside a kernel.)"""
+    return _inside_only("reduce_add")
+
+
+def reduce_min(v: int) -> int:  # noqa: A001
+    """The least `v` of the wave. (Inside a kernel.)"""
+    return _inside_only("reduce_min")
+
+
+def reduce_max(v: int) -> int:  # noqa: A001
+    """The greatest `v` of the wave. (Inside a kernel.)"""
+    return _inside_only("reduce_max")
+
+
+def prefix_sum(v: int) -> int:  # noqa: A001
+    """The sum of `v` over the lanes below this one. (Inside a kernel.)"""
+    return _inside_only("prefix_sum")
+
+
+def sqrt(x: float) -> float:  # noqa: A001
+    """Square root. (Inside a kernel.)"""
+    return _inside_only("sqrt")
+
+
+def rsqrt(x: float) -> float:  # noqa: A001
+    """1 / sqrt(x). (Inside a kernel.)"""
+    return _inside_only("rsqrt")
+
+
+def floor(x: float) -> float:  # noqa: A001
+    """Rounds down. (Inside a kernel.)"""
+    return _inside_only("floor")
+
+
+def ceil(x: float) -> float:  # noqa: A001
+    """Rounds up. (Inside a kernel.)"""
+    return _inside_only("ceil")
+
+
+def sin(x: float) -> float:  # noqa: A001
+    """Sine. (Inside a kernel.)"""
+    return _inside_only("sin")
+
+
+def cos(x: float) -> float:  # noqa: A001
+    """Cosine. (Inside a kernel.)"""
+    return _inside_only("cos")
+
+
+def exp2(x: float) -> float:  # noqa: A001
+    """2 to the power x. (Inside a kernel.)"""
+    return _inside_only("exp2")
+
+
+def log2(x: float) -> float:  # noqa: A001
+    """Base-2 logarithm. (Inside a kernel.)"""
+    return _inside_only("log2")
+
+
+def fma(a: float, b: float, c: float) -> float:  # noqa: A001
+    """a * b + c, rounded once. (Inside a kernel.)"""
+    return _inside_only("fma")
+
+
+def min(a: Any, b: Any) -> Any:  # noqa: A001
+    """The smaller of `a` and `b`. (Inside a kernel.)"""
+    return _inside_only("min")
+
+
+def max(a: Any, b: Any) -> Any:  # noqa: A001
+    """The larger of `a` and `b`. (Inside a kernel.)"""
+    return _inside_only("max")
+
+
+_INTRINSICS = ['all', 'any', 'atomic_add', 'atomic_and', 'atomic_exchange', 'atomic_max', 'atomic_min', 'atomic_or', 'atomic_sub', 'atomic_xor', 'ballot', 'barrier', 'broadcast', 'ceil', 'cos', 'exp2', 'fence', 'floor', 'fma', 'global_id', 'grid_size', 'lane_id', 'local_array', 'log2', 'max', 'min', 'prefix_sum', 'private_array', 'reduce_add', 'reduce_max', 'reduce_min', 'rsqrt', 'shuffle', 'shuffle_down', 'shuffle_up', 'shuffle_xor', 'sin', 'sqrt', 'thread_id', 'wave_id', 'wave_width', 'workgroup_id', 'workgroup_size']
+__all__ += _INTRINSICS
 
 # ---------------------------------------------------------------------------------------------
 # Devices.
