@@ -1459,10 +1459,9 @@ fn on_gpu(
     for m in temporaries.into_iter().flatten() {
         s.staging.push(m);
     }
-    if s.staging.len() > STAGING_KEPT {
-        s.staging.sort_by_key(|m| m.len());
-        s.staging.truncate(STAGING_KEPT);
-    }
+    // Over the limit, the oldest go.
+    let over = s.staging.len().saturating_sub(STAGING_KEPT);
+    s.staging.drain(..over);
     Ok(Ran { stats: wave_emulator::Stats::default(), kernel_ms: Some(ms) })
 }
 
