@@ -14,6 +14,7 @@ fn vector_add(a: &[f32], b: &[f32], c: &mut [f32], n: u32) {
 }
 "#;
 
+#[allow(clippy::print_stdout, reason = "an example prints its result")]
 fn main() -> Result<(), Error> {
     let device = match std::env::args().nth(1).as_deref() {
         Some(spec) => Device::open(spec.parse().map_err(Error::Argument)?)?,
