@@ -292,9 +292,21 @@ fn check(
     for file in files {
         let text = read_text(file)?;
         let name = file.display().to_string();
-        let assembly = wave_asm::assemble(&text, &name);
-        reporter.emit(&name, &text, &assembly.diagnostics);
-        failed |= assembly.has_errors() || (deny_warnings && !assembly.diagnostics.is_empty());
+        // A kernel source is checked by the compiler (every stage, as `wave compile` runs
+        // it), anything else as assembly.
+        let language = file
+            .extension()
+            .and_then(|e| e.to_str())
+            .and_then(wave_kernel::Language::from_extension);
+        let diagnostics = match language {
+            Some(language) => {
+                wave_kernel::compile(&text, language, &name, wave_kernel::Options::default()).1
+            }
+            None => wave_asm::assemble(&text, &name).diagnostics,
+        };
+        reporter.emit(&name, &text, &diagnostics);
+        failed |=
+            diagnostics.iter().any(|d| d.is_error()) || (deny_warnings && !diagnostics.is_empty());
     }
     if failed { Err(Failure::Input) } else { Ok(()) }
 }

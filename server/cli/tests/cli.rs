@@ -75,6 +75,26 @@ fn check_renders_every_diagnostic_like_rustc_and_exits_1() {
 }
 
 #[test]
+fn check_compiles_kernel_sources() {
+    // A Python program with its host code around the kernels (the MLP example) is clean.
+    let o = wave(&["check", "examples/mlp_digits.py"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stderr), "");
+    let bad = tmp("bad_kernel.py");
+    std::fs::write(
+        &bad,
+        "import wave_gpu as wave\nfrom wave_gpu import f32, u32\n\n@wave.kernel(workgroup=64)\ndef k(a: f32[:], n: u32):\n    i = wave.global_id()\n    a[i] = a[i] + i\n",
+    )
+    .unwrap();
+    let o = wave(&["--color", "never", "check", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("error[E0401]") && err.contains("bad_kernel.py:7:12"), "{err}");
+    let o = wave(&["check", "conformance/kernels/rust/vector_add.rs"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
+
+#[test]
 fn fmt_rewrites_in_place_and_check_mode_reports() {
     let file = tmp("unformatted.wave");
     std::fs::copy(root().join("server/cli/tests/data/unformatted.wave"), &file).unwrap();
