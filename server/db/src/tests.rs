@@ -137,6 +137,26 @@ fn text_outside_kernels_is_checked_in_place() {
 const KERNELS: &str = "import wave\n\ndef twice(x: f32) -> f32:\n    return x * 2.0\n\n@wave.kernel(workgroup=64)\ndef a(out: f32[:], n: u32):\n    i = wave.global_id(0)\n    if i < n:\n        out[i] = twice(out[i])\n\n@wave.kernel(workgroup=64)\ndef b(out: f32[:], n: u32):\n    i = wave.global_id(0)\n    if i < n:\n        out[i] = out[i] + 1.0\n\n@wave.kernel(workgroup=64)\ndef c(out: u32[:]):\n    out[wave.global_id(0)] = 3\n\nif __name__ == '__main__':\n    print('host code')\n";
 
 #[test]
+fn a_program_using_the_python_package_is_checked_like_any_kernel_file() {
+    // `import wave_gpu as wave`, `wave_gpu.` names and names imported from the package, with
+    // host code around: the same kernels and diagnostics as the `wave.` spelling.
+    let text = KERNELS
+        .replace("import wave\n", "import numpy as np\nimport wave_gpu as wave\nfrom wave_gpu import f32, u32, global_id\n")
+        .replace("@wave.kernel(workgroup=64)\ndef b", "@wave_gpu.kernel(workgroup=64)\ndef b")
+        .replace("out[wave.global_id(0)] = 3", "out[global_id(0)] = 3");
+    let db = Database::default();
+    let file = SourceFile::new(&db, "program.py".into(), text.clone(), 1);
+    let build = source_build(&db, file).clone().expect("a kernel source");
+    assert!(build.diagnostics.is_empty(), "{:?}", build.diagnostics);
+    assert_eq!(build.units.len(), 3);
+    let bad = text.replace("out[i] + 1.0", "out[i] + i");
+    let file = SourceFile::new(&db, "program.py".into(), bad.clone(), 1);
+    let build = source_build(&db, file).clone().expect("a kernel source");
+    assert_eq!(build.diagnostics.len(), 1, "{:?}", build.diagnostics);
+    assert_eq!(build.diagnostics[0].code, "E0401");
+}
+
+#[test]
 fn an_edit_inside_one_kernel_of_a_source_compiles_only_that_kernel() {
     let log = Arc::new(Mutex::new(Vec::new()));
     let mut db = Database::with_log(log.clone());
