@@ -296,8 +296,6 @@ impl Gpu {
         // A `.u32` parameter reads the first four bytes: the low half on a little-endian host.
         let mut pointers: Vec<*mut c_void> =
             values.iter_mut().map(|v| (v as *mut u64).cast()).collect();
-        let [gx, gy, gz] = launch.grid;
-        let [bx, by, bz] = launch.block;
         let null_stream: sys::CUstream = std::ptr::null_mut();
         let mut times_ms = Vec::with_capacity(runs);
         for run in 0..runs.max(1) {
@@ -305,44 +303,21 @@ impl Gpu {
                 sys::cuMemcpyHtoD_v2(buffer.ptr, memory.as_ptr().cast(), memory.len())
             })?;
             check("cuEventRecord", unsafe { sys::cuEventRecord(start.0, null_stream) })?;
-            let launched = unsafe {
-                sys::cuLaunchKernel(
-                    function,
-                    gx as c_uint,
-                    gy as c_uint,
-                    gz as c_uint,
-                    bx as c_uint,
-                    by as c_uint,
-                    bz as c_uint,
-                    0,
-                    null_stream,
-                    pointers.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                )
-            };
-            check("cuLaunchKernel", launched)?;
+            start_kernel(function, launch.grid, launch.block, &mut pointers)?;
             check("cuEventRecord", unsafe { sys::cuEventRecord(end.0, null_stream) })?;
-            // Wait by polling, so that a kernel that never ends cannot hang the caller.
-            let began = Instant::now();
-            let mut pause = Duration::from_micros(20);
-            loop {
-                let status = unsafe { sys::cuEventQuery(end.0) };
-                if status == sys::CUresult::CUDA_SUCCESS {
-                    break;
-                }
-                if status != sys::CUresult::CUDA_ERROR_NOT_READY {
+            match wait(&end, launch.timeout) {
+                Waited::Done => {}
+                Waited::Failed(status) => {
                     drop((start, end, buffer, module));
                     return Err(self.fault(status));
                 }
-                if began.elapsed() > launch.timeout {
+                Waited::TimedOut => {
                     self.gone = Some("a kernel did not finish in time and still runs".into());
                     self.still_running = true;
                     // The kernel still uses these; the process's exit frees them.
                     std::mem::forget((start, end, buffer, module));
                     return Err(Error::Timeout(launch.timeout));
                 }
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(5));
             }
             let mut ms = 0f32;
             check("cuEventElapsedTime", unsafe {
@@ -467,51 +442,21 @@ impl Gpu {
             None => (Event::new()?, Event::new()?),
         };
         let null_stream: sys::CUstream = std::ptr::null_mut();
-        let [gx, gy, gz] = grid;
         check("cuEventRecord", unsafe { sys::cuEventRecord(start.0, null_stream) })?;
-        check("cuLaunchKernel", unsafe {
-            sys::cuLaunchKernel(
-                kernel.function,
-                gx as c_uint,
-                gy as c_uint,
-                gz as c_uint,
-                block[0] as c_uint,
-                block[1] as c_uint,
-                block[2] as c_uint,
-                0,
-                null_stream,
-                pointers.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        })?;
+        start_kernel(kernel.function, grid, block, &mut pointers)?;
         check("cuEventRecord", unsafe { sys::cuEventRecord(end.0, null_stream) })?;
-        // Spin for the first 200 microseconds (most kernels called from a program end by
-        // then, and a sleep costs tens of microseconds), then poll with growing pauses, so
-        // that a kernel that never ends cannot hang the caller.
-        let began = Instant::now();
-        let mut pause = Duration::from_micros(20);
-        loop {
-            let status = unsafe { sys::cuEventQuery(end.0) };
-            if status == sys::CUresult::CUDA_SUCCESS {
-                break;
-            }
-            if status != sys::CUresult::CUDA_ERROR_NOT_READY {
+        match wait(&end, timeout) {
+            Waited::Done => {}
+            Waited::Failed(status) => {
                 drop((start, end));
                 return Err(self.fault(status));
             }
-            let waited = began.elapsed();
-            if waited > timeout {
+            Waited::TimedOut => {
                 self.gone = Some("a kernel did not finish in time and still runs".into());
                 self.still_running = true;
                 std::mem::forget((start, end));
                 return Err(Error::Timeout(timeout));
             }
-            if waited < Duration::from_micros(200) {
-                std::hint::spin_loop();
-                continue;
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(5));
         }
         let mut ms = 0f32;
         let timed = check("cuEventElapsedTime", unsafe {
@@ -542,6 +487,67 @@ impl Drop for Gpu {
         if !self.still_running {
             unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.device) };
         }
+    }
+}
+
+/// Starts `function` on the null stream (`pointers`: one pointer to each parameter's value).
+fn start_kernel(
+    function: sys::CUfunction,
+    grid: [u32; 3],
+    block: [u32; 3],
+    pointers: &mut [*mut c_void],
+) -> Result<(), Error> {
+    let [gx, gy, gz] = grid;
+    let [bx, by, bz] = block;
+    check("cuLaunchKernel", unsafe {
+        sys::cuLaunchKernel(
+            function,
+            gx as c_uint,
+            gy as c_uint,
+            gz as c_uint,
+            bx as c_uint,
+            by as c_uint,
+            bz as c_uint,
+            0,
+            std::ptr::null_mut(),
+            pointers.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    })
+}
+
+/// How a wait for a kernel ended.
+enum Waited {
+    Done,
+    /// The event reported an error: the kernel faulted.
+    Failed(sys::CUresult),
+    TimedOut,
+}
+
+/// Waits for `end` by polling, so that a kernel that never ends cannot hang the caller: a
+/// spin for the first 200 microseconds (most kernels called from a program end by then, and
+/// a sleep costs tens of microseconds), then pauses that grow to 5 ms.
+fn wait(end: &Event, timeout: Duration) -> Waited {
+    let began = Instant::now();
+    let mut pause = Duration::from_micros(20);
+    loop {
+        let status = unsafe { sys::cuEventQuery(end.0) };
+        if status == sys::CUresult::CUDA_SUCCESS {
+            return Waited::Done;
+        }
+        if status != sys::CUresult::CUDA_ERROR_NOT_READY {
+            return Waited::Failed(status);
+        }
+        let waited = began.elapsed();
+        if waited > timeout {
+            return Waited::TimedOut;
+        }
+        if waited < Duration::from_micros(200) {
+            std::hint::spin_loop();
+            continue;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(5));
     }
 }
 

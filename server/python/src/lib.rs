@@ -13,7 +13,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
-use wave_runtime::host::{self, Arg, Elem, ParamKind};
+use wave_runtime::host::{self, Arg, Elem, ParamKind, line_column};
 
 create_exception!(wave_gpu, WaveError, PyException, "Base class of the package's errors.");
 create_exception!(
@@ -106,14 +106,6 @@ fn opt<'py, T: IntoPyObject<'py>>(py: Python<'py>, v: Option<T>) -> Py<PyAny> {
         Some(v) => v.into_py_any(py).unwrap_or_else(|_| py.None()),
         None => py.None(),
     }
-}
-
-fn line_column(text: &str, at: usize) -> (u32, u32) {
-    let at = at.min(text.len());
-    let before = &text.as_bytes()[..at];
-    let line = before.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
-    let start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    (line, (at - start) as u32 + 1)
 }
 
 /// A compiled kernel file (or assembly, or a `.wbin`).

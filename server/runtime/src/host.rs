@@ -297,7 +297,8 @@ impl From<GpuError> for Error {
     }
 }
 
-fn line_column(text: &str, at: usize) -> (u32, u32) {
+/// The 1-based line and column (in bytes) of byte `at` of `text`.
+pub fn line_column(text: &str, at: usize) -> (u32, u32) {
     let at = at.min(text.len());
     let before = &text.as_bytes()[..at];
     let line = before.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
@@ -1240,6 +1241,22 @@ fn regions(info: &KernelInfo, args: &[Arg<'_>]) -> (Vec<Option<usize>>, Vec<(usi
     (of_arg, region_info)
 }
 
+/// For each region the kernel may write, the first argument that holds it, and the region.
+fn written_regions(of_arg: &[Option<usize>], regions: &[(usize, bool)]) -> Vec<(usize, usize)> {
+    let mut done = vec![false; regions.len()];
+    let mut out = Vec::new();
+    for (i, region) in of_arg.iter().enumerate() {
+        if let Some(r) = *region
+            && regions[r].1
+            && !done[r]
+        {
+            done[r] = true;
+            out.push((i, r));
+        }
+    }
+    out
+}
+
 fn emulate(
     program: &Program,
     info: &KernelInfo,
@@ -1311,15 +1328,9 @@ fn emulate(
     let outcome = wave_emulator::run(&program.module, &dispatch, &mut memory)
         .map_err(|t| trap_error(program, t))?;
     // Copy back what the kernel may have written (each region once).
-    let mut done = vec![false; regions.len()];
-    for (a, region) in args.iter_mut().zip(&of_arg) {
-        let Some(r) = *region else { continue };
-        if done[r] || !regions[r].1 {
-            continue;
-        }
-        done[r] = true;
+    for (i, r) in written_regions(&of_arg, &regions) {
         let at = offsets[r];
-        match a {
+        match &mut args[i] {
             Arg::Buffer(b) => {
                 if let Store::Host(m) = &b.0.store {
                     let mut m = m.lock().unwrap_or_else(|e| e.into_inner());
@@ -1445,14 +1456,8 @@ fn on_gpu(
     }
     let ms = s.gpu.gpu.launch(&loaded, launch.grid, workgroup, &params, launch.timeout)?;
     // Host memory the kernel may write comes back.
-    let mut done = vec![false; regions.len()];
-    for (a, region) in args.iter_mut().zip(&of_arg) {
-        let Some(r) = *region else { continue };
-        if done[r] || !regions[r].1 {
-            continue;
-        }
-        done[r] = true;
-        if let Arg::Host(bytes) = a {
+    for (i, r) in written_regions(&of_arg, &regions) {
+        if let Arg::Host(bytes) = &mut args[i] {
             s.gpu.gpu.download(addresses[r], bytes)?;
         }
     }
