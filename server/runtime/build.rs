@@ -1,6 +1,6 @@
 //! `WAVE_COMPILER_HASH`: a hash of the compiler's source (the crates that turn a source text
-//! into a `.wbin`), part of the key of every cached program, so that a rebuilt compiler never
-//! reuses a program an older one compiled.
+//! into a `.wbin`, and the host API that describes its kernels), part of the key of every
+//! cached program, so that a rebuilt compiler never reuses a program an older one compiled.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -15,7 +15,8 @@ fn main() {
         "compiler/kernel/src",
         "tree-sitter-wave/src",
     ];
-    let mut files = Vec::new();
+    let mut files = vec![root.join("server/runtime/src/host.rs")];
+    println!("cargo::rerun-if-changed={}", files[0].display());
     for d in dirs {
         let dir = root.join(d);
         println!("cargo::rerun-if-changed={}", dir.display());

@@ -191,6 +191,12 @@ impl Program {
         self.inner.file()
     }
 
+    /// The compile's warnings, rendered (empty when there are none).
+    #[getter]
+    fn warnings(&self) -> &str {
+        self.inner.rendered_warnings()
+    }
+
     /// Whether this program came from the disk cache.
     #[getter]
     fn loaded_from_disk(&self) -> bool {

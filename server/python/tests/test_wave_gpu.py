@@ -246,6 +246,15 @@ def test_other_languages_and_assembly_through_program():
     assert [param[0] for param in kernel.params][:3] == ["a", "b", "c"]
 
 
+def test_warnings_are_python_warnings():
+    text = ".kernel scale\n.param out: ptr\n.workgroup_size 1\n    device_load.u32 r1, r0\n    fmul r1, r1, 0.1\n    device_store.u32 r0, r1\n.end\n"
+    with pytest.warns(wave_gpu.WaveWarning, match=r"warning\[W0106\]"):
+        p = wave_gpu.Program.compile(text, "wave", "scale.wave")
+    out = np.array([2.0], np.float32)
+    p["scale"][1](out)
+    assert out[0] == np.float32(2.0) * np.float32(0.1)
+
+
 def test_a_compiled_kernel_is_cached_in_memory_and_on_disk(tmp_path):
     text = (HERE / "kernels_for_tests.py").read_text()
     first = wave_gpu.Program.compile(text, "python", "cached.py")

@@ -315,6 +315,10 @@ pub struct Program {
     module: Module,
     kernels: Vec<KernelInfo>,
     from_disk: bool,
+    /// The warnings of the compile (none when the program came from a cache on disk).
+    warnings: Vec<wave_diag::Diagnostic>,
+    /// The warnings rendered (kept in the disk cache too).
+    rendered_warnings: String,
 }
 
 impl Program {
@@ -400,6 +404,18 @@ impl Program {
         &self.file
     }
 
+    /// The warnings of its compile (none when it came from the disk cache: see
+    /// [`Program::rendered_warnings`]).
+    pub fn warnings(&self) -> &[wave_diag::Diagnostic] {
+        &self.warnings
+    }
+
+    /// The warnings rendered like a compile error's diagnostics (also for a program from the
+    /// disk cache); empty when there are none.
+    pub fn rendered_warnings(&self) -> &str {
+        &self.rendered_warnings
+    }
+
     /// Whether it came from the disk cache.
     pub fn loaded_from_disk(&self) -> bool {
         self.from_disk
@@ -470,7 +486,7 @@ fn build(id: u128, source: Source<'_>, file: &str, options: &Options) -> Result<
             };
             let opts = wave_kernel::Options { level, max_registers: options.max_registers };
             let out = wave_kernel::emit::compile_hir(&kernels, text, file, opts)
-                .map_err(|d| compile_error(text, d))?;
+                .map_err(|d| compile_error(text, [diagnostics.clone(), d].concat()))?;
             let infos = kernels.iter().map(info_of_hir).collect();
             Ok(Program {
                 id,
@@ -479,6 +495,8 @@ fn build(id: u128, source: Source<'_>, file: &str, options: &Options) -> Result<
                 module: out.module,
                 kernels: infos,
                 from_disk: false,
+                rendered_warnings: render_warnings(file, text, &diagnostics),
+                warnings: diagnostics,
             })
         }
         Source::Assembly(text) => {
@@ -494,6 +512,8 @@ fn build(id: u128, source: Source<'_>, file: &str, options: &Options) -> Result<
                 module: a.module,
                 kernels,
                 from_disk: false,
+                rendered_warnings: render_warnings(file, text, &a.diagnostics),
+                warnings: a.diagnostics,
             })
         }
         Source::Wbin(bytes) => {
@@ -516,9 +536,18 @@ fn build(id: u128, source: Source<'_>, file: &str, options: &Options) -> Result<
                 module,
                 kernels,
                 from_disk: false,
+                warnings: Vec::new(),
+                rendered_warnings: String::new(),
             })
         }
     }
+}
+
+fn render_warnings(file: &str, text: &str, warnings: &[wave_diag::Diagnostic]) -> String {
+    if warnings.is_empty() {
+        return String::new();
+    }
+    crate::report::render(file, text, warnings)
 }
 
 /// What a kernel compiled from source takes: element types from its annotations, and which
@@ -648,7 +677,7 @@ pub fn cache_dir() -> Option<PathBuf> {
 mod disk {
     use super::*;
 
-    const MAGIC: &str = "wave-cache 1";
+    const MAGIC: &str = "wave-cache 2";
 
     fn path(dir: &Path, id: u128) -> PathBuf {
         dir.join(format!("{id:032x}.wcache"))
@@ -670,8 +699,10 @@ mod disk {
                 out.push_str(&format!("param {} {kind}\n", param.name));
             }
         }
+        out.push_str(&format!("warnings {}\n", p.rendered_warnings.len()));
         out.push('\n');
         let mut bytes = out.into_bytes();
+        bytes.extend(p.rendered_warnings.as_bytes());
         bytes.extend(wave_wbin::write(&p.module));
         if std::fs::create_dir_all(dir).is_err() {
             return;
@@ -687,15 +718,16 @@ mod disk {
         let bytes = std::fs::read(path(dir, id)).ok()?;
         let split = bytes.windows(2).position(|w| w == b"\n\n")?;
         let header = std::str::from_utf8(&bytes[..split]).ok()?;
-        let module = wave_wbin::read(&bytes[split + 2..]).ok()?;
         let mut lines = header.lines();
         if lines.next()? != MAGIC {
             return None;
         }
         let mut kernels: Vec<KernelInfo> = Vec::new();
+        let mut warnings_len = None;
         for line in lines {
             let words: Vec<&str> = line.split(' ').collect();
             match words.as_slice() {
+                ["warnings", n] => warnings_len = Some(n.parse::<usize>().ok()?),
                 ["kernel", name, wg] => kernels.push(KernelInfo {
                     name: (*name).to_owned(),
                     params: Vec::new(),
@@ -724,6 +756,10 @@ mod disk {
                 _ => return None,
             }
         }
+        let body = &bytes[split + 2..];
+        let warnings_len = warnings_len?;
+        let rendered_warnings = String::from_utf8(body.get(..warnings_len)?.to_vec()).ok()?;
+        let module = wave_wbin::read(&body[warnings_len..]).ok()?;
         // The header must describe the module's kernels.
         if kernels.len() != module.kernels.len()
             || kernels
@@ -737,7 +773,16 @@ mod disk {
             Source::Kernel { text, .. } | Source::Assembly(text) => (*text).into(),
             Source::Wbin(_) => "".into(),
         };
-        Some(Program { id, file: file.to_owned(), text, module, kernels, from_disk: true })
+        Some(Program {
+            id,
+            file: file.to_owned(),
+            text,
+            module,
+            kernels,
+            from_disk: true,
+            warnings: Vec::new(),
+            rendered_warnings,
+        })
     }
 }
 

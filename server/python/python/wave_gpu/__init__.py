@@ -30,6 +30,7 @@ import inspect
 import os
 import textwrap
 import threading
+import warnings as _warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -42,12 +43,23 @@ __version__ = _native.__version__
 __all__ = [
     "kernel", "Kernel", "Program", "array", "zeros", "ones", "empty", "Array",
     "set_device", "get_device", "devices", "options",
-    "WaveError", "CompileError", "KernelTrap", "LaunchError", "DeviceError",
+    "WaveError", "WaveWarning", "CompileError", "KernelTrap", "LaunchError", "DeviceError",
     "f16", "f32", "f64", "i32", "u32", "bool_",
 ]
 
 # ---------------------------------------------------------------------------------------------
 # Types: `f32` in `x: f32` and `f32[:]` in `a: f32[:]`, valid Python at import time.
+
+
+class WaveWarning(UserWarning):
+    """A warning of the WAVE compiler or assembler (the rendered diagnostic)."""
+
+
+def _compiled(native: "_native.Program") -> "_native.Program":
+    """`native`, after its compile's warnings are given to Python's `warnings`."""
+    if native.warnings:
+        _warnings.warn(native.warnings, WaveWarning, stacklevel=3)
+    return native
 
 
 class ScalarType:
@@ -441,13 +453,14 @@ class Program:
                 max_registers: int = 64) -> "Program":
         """Compiles a kernel file's text (`python`, `rust`, `cpp`, `typescript`, or `wave`
         assembly). Raises `CompileError`."""
-        return Program(_native.Program.compile(text, language, file, opt, max_registers))
+        return Program(_compiled(_native.Program.compile(text, language, file, opt,
+                                                         max_registers)))
 
     @staticmethod
     def load(path: Union[str, "os.PathLike[str]"], opt: int = 2,
              max_registers: int = 64) -> "Program":
         """Compiles (or loads) a file: `.py`, `.rs`, `.cpp`, `.ts`, `.wave` or `.wbin`."""
-        return Program(_native.Program.load(os.fspath(path), opt, max_registers))
+        return Program(_compiled(_native.Program.load(os.fspath(path), opt, max_registers)))
 
     @property
     def kernels(self) -> List[str]:
@@ -573,7 +586,7 @@ class Kernel:
         if self._program is not None and (self._program_opt in (opt, -1)):
             return self._program
         text, file = self._source()
-        self._program = Program(_native.Program.compile(text, "python", file, opt, 64))
+        self._program = Program(_compiled(_native.Program.compile(text, "python", file, opt, 64)))
         self._program_opt = opt
         if self._name not in self._program._kernels:
             raise CompileError(

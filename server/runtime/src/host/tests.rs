@@ -272,12 +272,22 @@ fn the_disk_cache_gives_back_the_program_it_was_given() {
     assert_eq!(second.module(), first.module());
     // A damaged file is a miss, and is written again.
     let path = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
-    std::fs::write(&path, b"wave-cache 1\nkernel\n\nxx").unwrap();
+    std::fs::write(&path, b"wave-cache 2\nkernel\n\nxx").unwrap();
     let third = compile_cached_in(Some(&dir), id, source, "disk.py", &options).unwrap();
     assert!(!third.loaded_from_disk());
     assert!(
         compile_cached_in(Some(&dir), id, source, "disk.py", &options).unwrap().loaded_from_disk()
     );
+    // Warnings come back from the disk too.
+    let asm = ".kernel k\n.workgroup_size 1\n    fmul r1, r1, 0.1\n.end\n";
+    let source = Source::Assembly(asm);
+    let id = key(&source, "w.wave", &options);
+    let fresh = compile_cached_in(Some(&dir), id, source, "w.wave", &options).unwrap();
+    let again = compile_cached_in(Some(&dir), id, source, "w.wave", &options).unwrap();
+    assert!(again.loaded_from_disk());
+    assert_eq!(fresh.warnings().len(), 1);
+    assert!(fresh.rendered_warnings().contains("warning[W0106]"));
+    assert_eq!(again.rendered_warnings(), fresh.rendered_warnings());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -298,6 +308,12 @@ fn assembly_and_wbin_load_with_untyped_pointers() {
             .unwrap();
         assert_eq!(out.read::<u32>().unwrap(), [7, 7, 7, 7]);
     }
+    // Warnings travel with the program.
+    let warned =
+        text.replace("device_store.u32 r2, r1", "fmul r1, r1, 0.1\n    device_store.u32 r2, r1");
+    let p = Program::compile(Source::Assembly(&warned), "warn.wave", &Options::default()).unwrap();
+    assert!(p.rendered_warnings().contains("warning[W0106]"), "{}", p.rendered_warnings());
+    assert!(program.rendered_warnings().is_empty());
     match Program::compile(Source::Wbin(b"not a wbin"), "x.wbin", &Options::default()) {
         Err(Error::Compile(e)) => {
             assert!(e.rendered.contains("not a valid .wbin"), "{}", e.rendered)
