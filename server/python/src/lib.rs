@@ -10,7 +10,7 @@ use std::time::Duration;
 use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn};
 use pyo3::IntoPyObjectExt;
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyValueError};
+use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use wave_runtime::host::{self, Arg, Elem, ParamKind, line_column};
@@ -225,13 +225,20 @@ enum Given<'py> {
     Bool(bool),
 }
 
-fn given<'py>(t: &Bound<'py, PyAny>) -> PyResult<Given<'py>> {
+fn given<'py>(index: usize, t: &Bound<'py, PyAny>) -> PyResult<Given<'py>> {
     let t = t.cast::<PyTuple>()?;
     let tag: String = t.get_item(0)?.extract()?;
     let v = t.get_item(1)?;
+    // numpy's borrow checking refuses two views of one memory where one is written.
+    let overlap = |_| {
+        PyTypeError::new_err(format!(
+            "argument {} is a view of memory that another array argument also uses: pass the same array for both parameters, or a copy",
+            index + 1
+        ))
+    };
     Ok(match tag.as_str() {
-        "host" => Given::Host(v.cast::<PyArrayDyn<u8>>()?.try_readwrite()?),
-        "host_ro" => Given::HostRead(v.cast::<PyArrayDyn<u8>>()?.try_readonly()?),
+        "host" => Given::Host(v.cast::<PyArrayDyn<u8>>()?.try_readwrite().map_err(overlap)?),
+        "host_ro" => Given::HostRead(v.cast::<PyArrayDyn<u8>>()?.try_readonly().map_err(overlap)?),
         "device" => Given::Device(v.extract()?, t.get_item(2)?.extract()?),
         "same" => Given::Same(v.extract()?),
         "u32" => Given::U32(v.extract()?),
@@ -301,7 +308,8 @@ impl Device {
         timeout: f64,
         wave_width: u32,
     ) -> PyResult<(u64, Option<f32>)> {
-        let mut given: Vec<Given<'_>> = args.iter().map(given).collect::<PyResult<_>>()?;
+        let mut given: Vec<Given<'_>> =
+            args.iter().enumerate().map(|(i, a)| given(i, a)).collect::<PyResult<_>>()?;
         let mut host_args = host_args(&mut given)?;
         // Ctrl-C: the run asks now and then (every 65,536 wave-instructions, about a
         // millisecond) whether a signal came; the handler's exception is raised afterwards.
@@ -351,7 +359,8 @@ fn bench_rust_launch(
     args: Vec<Bound<'_, PyAny>>,
     iterations: u32,
 ) -> PyResult<f64> {
-    let mut given: Vec<Given<'_>> = args.iter().map(given).collect::<PyResult<_>>()?;
+    let mut given: Vec<Given<'_>> =
+        args.iter().enumerate().map(|(i, a)| given(i, a)).collect::<PyResult<_>>()?;
     let mut host_args = host_args(&mut given)?;
     let mut launch = host::Launch::grid([grid.0, grid.1, grid.2]);
     launch.workgroup = workgroup.map(|(x, y, z)| [x, y, z]);

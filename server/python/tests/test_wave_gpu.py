@@ -95,6 +95,8 @@ def test_two_dimensions_helpers_and_signed_scalars(device):
     out = np.zeros_like(a)
     k.clamp_2d[(3, 2), (8, 8)](a, out, w, h, -50, 50)
     np.testing.assert_array_equal(out, np.clip(a, -50, 50))
+    with pytest.raises(wave_gpu.LaunchError, match=r"give the grid of a 2- or 3-dimensional"):
+        k.clamp_2d(a, out, w, h, -50, 50)
 
 
 def test_atomics_and_in_place_updates(device):
@@ -115,6 +117,12 @@ def test_an_array_passed_twice_is_one_buffer(device):
     x = np.arange(100, dtype=np.float32)
     k.saxpy(x, x, 3.0, 100)  # y is x: x = 3x + x
     np.testing.assert_array_equal(x, 4.0 * np.arange(100, dtype=np.float32))
+
+
+def test_two_views_of_one_memory_are_refused():
+    x = np.arange(8, dtype=np.float32)
+    with pytest.raises(TypeError, match="argument 2 is a view of memory that another array"):
+        k.saxpy(x, x[:], 1.0, 8)
 
 
 def test_a_strided_array_is_written_back(device):

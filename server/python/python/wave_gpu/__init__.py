@@ -653,6 +653,11 @@ class Kernel:
         if grid is None:
             wg = _dim3(workgroup, "workgroup") if workgroup is not None else (
                 self._declared or (builtins.max(1, builtins.min(256, largest)), 1, 1))
+            if wg[1] * wg[2] != 1:
+                raise LaunchError(
+                    f"{self._name}() has workgroups of {wg}: one thread per element covers a "
+                    "line, so give the grid of a 2- or 3-dimensional launch: "
+                    f"{self._name}[grid](...)")
             threads = builtins.max(largest, 1)
             g = (-(-threads // wg[0]), 1, 1)
         else:
