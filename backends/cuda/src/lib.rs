@@ -268,18 +268,9 @@ impl Gpu {
         if let Some(why) = &self.gone {
             return Err(Error::Gone(why.clone()));
         }
-        check("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(self.context) })?;
+        let module = self.load(launch.ptx, launch.entry)?;
         self.stack_at_least(launch.stack_bytes)?;
-        let module = Module::load(launch.ptx)?;
-        let function = module.function(launch.entry)?;
-        let mut registers: c_int = 0;
-        check("cuFuncGetAttribute", unsafe {
-            sys::cuFuncGetAttribute(
-                &mut registers,
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS,
-                function,
-            )
-        })?;
+        let (function, registers) = (module.function, module.registers);
         let buffer = Buffer::new(memory.len().max(1))?;
         let start = Event::new()?;
         let end = Event::new()?;
@@ -337,7 +328,7 @@ impl Gpu {
         let mut sorted = times_ms.clone();
         sorted.sort_by(f32::total_cmp);
         let kernel_ms = sorted[sorted.len() / 2];
-        Ok(RunInfo { kernel_ms, registers: registers.max(0) as u32, times_ms })
+        Ok(RunInfo { kernel_ms, registers, times_ms })
     }
 
     /// Raises the per-thread stack to `wanted` bytes if it is smaller. Never lowers it:
