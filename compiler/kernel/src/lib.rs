@@ -2,11 +2,13 @@
 //! WAVE. The pipeline of `docs/kernels.md` (from the compiler design): frontend, HIR, MIR in SSA
 //! form, optimisation, LIR, register allocation, emission.
 //!
-//! The Python frontend ([`front`]) builds [`hir`](mod@hir); [`mir`] is SSA with its verifier; [`opt`]
-//! holds the passes of `-O0` to `-O3`; [`lir`] is out of SSA with structured control flow;
-//! [`regalloc`] colours registers (with coalescing, spilling and a checker); [`emit`] prints
-//! assembly, assembles it and points the line table into the kernel source. [`compile`] runs
-//! all of it; every stage has a text form (`wave compile --emit hir|mir|lir|asm`).
+//! The frontends ([`front`]: Python, Rust, C++ and TypeScript, each on its tree-sitter grammar,
+//! to one surface syntax and one typer) build [`hir`](mod@hir); [`mir`] is SSA with its
+//! verifier; [`opt`] holds the passes of `-O0` to `-O3`; [`lir`] is out of SSA with structured
+//! control flow; [`regalloc`] colours registers (with coalescing, spilling and a checker);
+//! [`emit`] prints assembly, assembles it and points the line table into the kernel source.
+//! [`compile`] runs all of it; every stage has a text form (`wave compile --emit
+//! hir|mir|lir|asm`). [`outline`] cuts a file into chunks for the language server.
 
 pub mod emit;
 pub mod front;

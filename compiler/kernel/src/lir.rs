@@ -1885,7 +1885,10 @@ pub fn upper_bounds(f: &Func) -> Vec<u64> {
     }
     let mut bound: Vec<Option<u64>> = vec![None; n];
     let mut visiting = vec![false; n];
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "a recursive walk that carries its memo tables and the loop's facts"
+    )]
     fn ub(
         v: Value,
         f: &Func,

@@ -594,7 +594,10 @@ pub(super) fn invariant_bound(
     f.dominates_block(at, pre).then_some(bound)
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the exit test's parts, each found by the caller's analysis of the loop"
+)]
 pub(super) fn replace_test(
     f: &mut Func,
     header: BlockId,
