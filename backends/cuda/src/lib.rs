@@ -10,7 +10,7 @@
 //! what is missing, never a failure to start or a panic.
 //!
 //! Invariants:
-//! - Every driver call goes through [`check`], which turns a `CUresult` into an [`Error`]
+//! - Every driver call goes through `check`, which turns a `CUresult` into an [`Error`]
 //!   with the call's name and the driver's own name and text for the code.
 //! - A kernel that faults (a `trap`, an illegal address, ...) spoils its CUDA context, and in
 //!   practice the process's use of the driver. [`Gpu::run`] returns [`Error::Fault`] and the

@@ -1269,7 +1269,7 @@ pub fn print(funcs: &[Func]) -> String {
     out
 }
 
-/// For each line of [`print`]'s text of `funcs`, the source span of the instruction on it
+/// For each line of [`print()`]'s text of `funcs`, the source span of the instruction on it
 /// (headers, block labels, phis and terminators have none): the previews' line mapping.
 pub fn line_spans(funcs: &[Func]) -> Vec<Option<Span>> {
     let mut out = Vec::new();

@@ -1,14 +1,17 @@
 //! Devices for WAVE kernels: the emulator and CUDA GPUs.
 //!
-//! This crate is the one place that picks a device (ARCHITECTURE.md, rule 8): the command line,
-//! and later the debugger and the Python package, name a [`DeviceSpec`] and launch through
-//! [`Gpu`] (or the emulator). For a GPU it translates the module with the PTX backend
-//! (`wave_backends::ptx`, for the GPU's `sm`) and runs the result with `wave_cuda`; the
-//! emulator runs the module itself.
+//! This crate is the one place that picks a device (ARCHITECTURE.md, rule 8): the command line
+//! names a [`DeviceSpec`] and runs test cases through [`Gpu`] (or the emulator), and a user's
+//! program (Rust, or Python through the `wave_gpu` package) uses [`host`], the API that
+//! compiles and caches kernels, holds buffers and launches on either device. For a GPU it
+//! translates the module with the PTX backend (`wave_backends::ptx`, for the GPU's `sm`) and
+//! runs the result with `wave_cuda`; the emulator runs the module itself. [`report`] renders
+//! diagnostics for all of them.
 //!
-//! It also holds the rules that decide which test cases a GPU can run ([`gpu_not_run`]) and
-//! how a GPU's memory is compared with a case's expectations ([`compare_on_gpu`]), so that
-//! there is exactly one definition of "passes on a GPU" ([`cases`]).
+//! It also holds the rules that decide which test cases a GPU can run
+//! ([`cases::gpu_not_run`]) and how a GPU's memory is compared with a case's expectations
+//! ([`cases::compare_on_gpu`]), so that there is exactly one definition of "passes on a GPU"
+//! ([`cases`]).
 
 pub mod cases;
 pub mod host;

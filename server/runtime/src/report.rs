@@ -33,7 +33,7 @@ pub fn write(
     }
 }
 
-/// [`write`] to a string, without colour.
+/// [`write()`] to a string, without colour.
 pub fn render(name: &str, text: &str, diagnostics: &[wave_diag::Diagnostic]) -> String {
     let mut out = termcolor::NoColor::new(Vec::new());
     write(&mut out, name, text, diagnostics);

@@ -364,7 +364,7 @@ pub fn remat_around_inner_loops(f: &mut Func) -> bool {
 }
 
 /// Rematerialization in a loop without inner loops whose body is long (at least
-/// [`REMAT_LONG_BODY`] instructions: a loop fully unrolled inside it): a value read only in
+/// `REMAT_LONG_BODY` instructions: a loop fully unrolled inside it): a value read only in
 /// part of an iteration is made again right before its first reader there, so that it is not
 /// held through the rest, where the unrolled code keeps the most registers live. O2 only: it
 /// costs a few instructions per iteration for registers, and O3 spends registers for speed.
