@@ -281,24 +281,11 @@ fn var_value(
         VarType::I32 => (bits as i32).to_string(),
         VarType::F32 => format!("{:?}", f32::from_bits(bits)),
         VarType::Bool => (bits & 1 == 1).to_string(),
-        VarType::F16 => format!("{:?}", f16_to_f32(bits as u16)),
+        VarType::F16 => format!("{:?}", half::f16::from_bits(bits as u16).to_f32()),
         VarType::F64 => {
             let high = session.register(wave, u16::from(v.register) + 1, lane).unwrap_or(0);
             format!("{:?}", f64::from_bits(u64::from(high) << 32 | u64::from(bits)))
         }
-    }
-}
-
-/// An IEEE binary16 value as binary32 (exact).
-fn f16_to_f32(h: u16) -> f32 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = i32::from((h >> 10) & 0x1f);
-    let frac = f32::from(h & 0x3ff);
-    match exp {
-        0 => sign * frac * 2f32.powi(-24),
-        31 if frac == 0.0 => sign * f32::INFINITY,
-        31 => f32::NAN,
-        e => sign * (1.0 + frac / 1024.0) * 2f32.powi(e - 15),
     }
 }
 
@@ -323,50 +310,15 @@ fn parse_bits(text: &str) -> Option<u32> {
 }
 
 fn base64(bytes: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for c in bytes.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        for k in 0..4 {
-            if k <= c.len() {
-                out.push(T[(n >> (18 - 6 * k) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// The bytes of base64 `text` (whitespace allowed), or `None` when it is not base64.
 fn unbase64(text: &str) -> Option<Vec<u8>> {
-    let val = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    };
+    use base64::Engine as _;
     let clean: Vec<u8> = text.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
-    if !clean.len().is_multiple_of(4) {
-        return None;
-    }
-    let mut out = Vec::new();
-    for q in clean.chunks(4) {
-        let pad = q.iter().rev().take_while(|c| **c == b'=').count();
-        let mut n = 0u32;
-        for &c in &q[..4 - pad] {
-            n = n << 6 | val(c)?;
-        }
-        n <<= 6 * pad as u32;
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&bytes[..3 - pad]);
-    }
-    Some(out)
+    base64::engine::general_purpose::STANDARD.decode(clean).ok()
 }
 
 type Reply = Result<Value, String>;

@@ -300,6 +300,16 @@ fn variables_show_lanes_state_and_can_be_set() {
         json!({"expression": "device[1024] + 1", "context": "watch", "frameId": frame}),
     );
     assert_eq!(e["result"], "100");
+    // Raw bytes in and out as base64 (padding included), and data that is not base64.
+    let w = d.ok(
+        "writeMemory",
+        json!({"memoryReference": "device", "offset": 2048, "data": "AQID BAU="}),
+    );
+    assert_eq!(w["bytesWritten"], 5);
+    let m = d.ok("readMemory", json!({"memoryReference": "device", "offset": 2048, "count": 5}));
+    assert_eq!(m["data"], "AQIDBAU=");
+    let e = d.err("writeMemory", json!({"memoryReference": "device", "data": "A*=="}));
+    assert!(e.contains("not base64"), "{e}");
     d.ok("continue", json!({"threadId": 1}));
     assert!(d.event("terminated").is_some(), "the dispatch finished");
     // Memory after the run: lanes 7 and 8 as set, lane 0 as computed (11).
