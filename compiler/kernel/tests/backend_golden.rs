@@ -17,7 +17,7 @@ fn check(expected_path: &Path, got: &str, update: bool) {
 #[test]
 fn python_kernels_compile_to_the_expected_lir_and_assembly() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let update = std::env::var_os("UPDATE_EXPECT").is_some();
+    let update = std::env::var_os("UPDATE_EXPECT").is_some_and(|v| v == "1");
     let mut entries: Vec<_> = std::fs::read_dir(root.join("hir"))
         .expect("tests/hir")
         .flatten()

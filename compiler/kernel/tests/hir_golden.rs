@@ -28,7 +28,7 @@ fn render(source: &str, language: wave_kernel::Language) -> String {
 #[test]
 fn kernels_lower_to_the_expected_hir() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hir");
-    let update = std::env::var_os("UPDATE_EXPECT").is_some();
+    let update = std::env::var_os("UPDATE_EXPECT").is_some_and(|v| v == "1");
     let mut seen = 0;
     let mut entries: Vec<_> =
         std::fs::read_dir(&dir).expect("tests/hir").flatten().map(|e| e.path()).collect();

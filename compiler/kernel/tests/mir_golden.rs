@@ -7,7 +7,7 @@ use std::path::Path;
 #[test]
 fn python_kernels_lower_to_verified_ssa() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let update = std::env::var_os("UPDATE_EXPECT").is_some();
+    let update = std::env::var_os("UPDATE_EXPECT").is_some_and(|v| v == "1");
     let mut entries: Vec<_> = std::fs::read_dir(root.join("hir"))
         .expect("tests/hir")
         .flatten()
