@@ -1,9 +1,11 @@
 //! Project automation: code generation from the isa table and grammar checks.
 //!
-//! - `cargo xtask codegen` rewrites the generated parts of the repository: the mnemonic block
-//!   of `tree-sitter-wave/queries/highlights.scm` and `docs/isa/reference.md`, and the copies of
-//!   the queries in `editors/nvim/queries/wave`. With `--check`
-//!   it writes nothing and fails if either is stale (CI runs this).
+//! - `cargo xtask codegen` rewrites the generated parts of the repository from the isa table:
+//!   the mnemonic block of `tree-sitter-wave/queries/highlights.scm`, `docs/isa/reference.md`
+//!   ([`reference`]), the VS Code extension's TextMate grammar
+//!   `editors/vscode/syntaxes/wave.tmLanguage.json` ([`textmate`]), and the copies of the
+//!   queries in `editors/nvim/queries/wave`. With `--check` it writes nothing and fails if any
+//!   is stale (CI runs this).
 //! - `cargo xtask grammar` regenerates `tree-sitter-wave/src` with the tree-sitter CLI; with
 //!   `--check` it generates into a temporary copy and fails if the committed parser differs
 //!   from what `grammar.js` produces.
