@@ -1,3 +1,7 @@
+use std::sync::Arc;
+
+use super::cache::key;
+use super::program::compile_cached_in;
 use super::*;
 
 const ADD: &str = "import wave\n\n@wave.kernel(workgroup=64)\ndef add(a: f32[:], b: f32[:], c: f32[:], n: u32):\n    i = wave.global_id()\n    if i < n:\n        c[i] = a[i] + b[i]\n";
