@@ -393,7 +393,7 @@ fn lsp_speaks_the_protocol_on_stdio() {
         r#"{"jsonrpc":"2.0","id":2,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///t.wave"},"position":{"line":2,"character":5}}}"#,
     );
     let h = io.wait_for("\"id\":2");
-    assert!(h.contains("iadd r1, r0, 1") && h.contains("add.s32") && h.contains("markdown"), "{h}");
+    assert!(h.contains("iadd r1, r0, 1") && h.contains("add.u32") && h.contains("markdown"), "{h}");
     io.send(
         r#"{"jsonrpc":"2.0","id":4,"method":"textDocument/documentSymbol","params":{"textDocument":{"uri":"file:///t.wave"}}}"#,
     );

@@ -1,11 +1,11 @@
-//! Hover: on an instruction, its encoding and vendor forms; on an operand, a label or a
+//! Hover: on an instruction, its encoding and what each backend writes for it; on an operand, a label or a
 //! directive, what it means.
 
 use std::fmt::Write as _;
 use std::ops::Range;
 
 use wave_db::{Database, SourceFile};
-use wave_isa::{Format, Inst, vendor};
+use wave_isa::{Format, Inst};
 
 use crate::at::{KernelAt, kernel_at};
 use crate::completion::DIRECTIVES;
@@ -34,10 +34,10 @@ pub fn hover(db: &Database, file: SourceFile, offset: usize) -> Option<Hover> {
     {
         return Some(Hover { range: at.file_range(&t.range), markdown });
     }
-    instruction_hover(&at)
+    instruction_hover(db, &at)
 }
 
-fn instruction_hover(at: &KernelAt<'_>) -> Option<Hover> {
+fn instruction_hover(db: &Database, at: &KernelAt<'_>) -> Option<Hover> {
     let (check, text, local) = (at.check, at.text, at.local);
     // The line table maps each instruction to its span (1-based lines and byte columns).
     let (line, column) = line_column(text, local);
@@ -48,7 +48,80 @@ fn instruction_hover(at: &KernelAt<'_>) -> Option<Hover> {
     let end = at.file_offset(offset_of(text, entry.end_line, entry.end_column));
     let bytes = check.module.code.get(entry.offset as usize..)?;
     let (inst, size) = Inst::decode(bytes).ok()?;
-    Some(Hover { range: start..end, markdown: describe(&check.module, &inst, &bytes[..size]) })
+    let mut markdown = describe(&check.module, &inst, &bytes[..size]);
+    markdown.push_str(&translations(db, at, entry.offset));
+    Some(Hover { range: start..end, markdown })
+}
+
+/// The most lines of one backend's code shown for an instruction.
+const MAX_BACKEND_LINES: usize = 12;
+
+/// What the instruction at code offset `offset` becomes on each target: the lines each
+/// backend writes for it in this kernel (by its source map), so the hover shows what the
+/// code really is, not a summary that can drift from it.
+fn translations(db: &Database, at: &KernelAt<'_>, offset: u32) -> String {
+    let mut md = String::from("\nWhat each backend writes for it here:\n");
+    for target in wave_backends::Target::ALL {
+        let (name, fence) = match target {
+            wave_backends::Target::Ptx => ("NVIDIA (PTX)", "ptx"),
+            wave_backends::Target::Hip => ("AMD (HIP)", "cpp"),
+            wave_backends::Target::Sycl => ("Intel (SYCL)", "cpp"),
+            wave_backends::Target::Metal => ("Apple (Metal)", "cpp"),
+        };
+        match wave_db::backend(db, at.span.source, target) {
+            Ok(t) => {
+                let mapped: Vec<&str> = t
+                    .text
+                    .lines()
+                    .enumerate()
+                    .filter(|(i, _)| t.source_map.offset_at(*i) == Some(offset))
+                    .map(|(_, l)| l.trim())
+                    .collect();
+                // Every backend writes `// N: <the instruction>` before its code; lines mapped
+                // to the instruction before that are the kernel's prologue (a first
+                // instruction owns the entry's declarations).
+                let own = mapped
+                    .iter()
+                    .rposition(|l| {
+                        l.strip_prefix("// ").and_then(|r| r.split_once(": ")).is_some_and(
+                            |(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()),
+                        )
+                    })
+                    .map_or(0, |i| i + 1);
+                let lines: Vec<&str> = mapped[own..]
+                    .iter()
+                    .copied()
+                    // Comments, and the braces and labels that close enclosing blocks there.
+                    .filter(|l| {
+                        !l.is_empty()
+                            && !l.starts_with("//")
+                            && !l.chars().all(|c| c == '}' || c == '{')
+                    })
+                    .collect();
+                let _ = write!(md, "\n**{name}**");
+                if lines.is_empty() {
+                    md.push_str(": no code of its own (folded into its neighbours)\n");
+                    continue;
+                }
+                let _ = writeln!(md, "\n```{fence}");
+                for l in lines.iter().take(MAX_BACKEND_LINES) {
+                    let _ = writeln!(md, "{l}");
+                }
+                md.push_str("```\n");
+                if lines.len() > MAX_BACKEND_LINES {
+                    let _ = writeln!(md, "and {} more lines", lines.len() - MAX_BACKEND_LINES);
+                }
+            }
+            Err(e) => {
+                let first =
+                    e.problems.iter().find(|p| p.offset == Some(offset)).or(e.problems.first());
+                let why =
+                    first.map_or_else(|| e.to_string(), |p| format!("[{}] {}", p.code, p.message));
+                let _ = writeln!(md, "\n**{name}**: the backend refuses the kernel: {why}");
+            }
+        }
+    }
+    md
 }
 
 /// What the special registers of spec 3.3 hold.
@@ -250,24 +323,6 @@ fn describe(module: &wave_wbin::Module, inst: &Inst, bytes: &[u8]) -> String {
     }
     if let Some(ext) = inst.ext {
         let _ = writeln!(md, "| extension word | 79:48 | 0x{ext:08x} |");
-    }
-    // What it becomes on each vendor.
-    let forms: Vec<_> = vendor::VENDOR_FORMS
-        .iter()
-        .filter(|(k, _)| *k == op.mnemonic || k.split('.').next() == Some(op.mnemonic))
-        .collect();
-    if !forms.is_empty() {
-        let _ = writeln!(
-            md,
-            "\n| form | NVIDIA (PTX) | AMD (HIP) | Intel (SYCL) | Apple (Metal) |\n|---|---|---|---|---|"
-        );
-        for (key, f) in forms {
-            let _ = writeln!(
-                md,
-                "| `{key}` | `{}` | `{}` | `{}` | `{}` |",
-                f.ptx, f.hip, f.sycl, f.metal
-            );
-        }
     }
     md
 }

@@ -2,7 +2,7 @@
 //!
 //! Positions are byte offsets into the file's text; the LSP crate converts them. So far:
 //! [`hover`] on an instruction gives its syntax, its semantics, the exact encoding of *this*
-//! instruction (bytes and a table of its bit fields) and what it becomes on each vendor;
+//! instruction (bytes and a table of its bit fields) and what each backend writes for it;
 //! [`completions`]; [`definition`] and [`references`] of labels and parameters; [`symbols`], [`folding_ranges`], [`format`] (as `wave fmt`) and
 //! [`inlay_hints`] (each kernel's occupancy on the chosen target).
 //!

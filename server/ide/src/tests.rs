@@ -54,6 +54,63 @@ fn hovers_are_the_whole_text_of_their_golden_files() {
     );
 }
 
+/// The code a hover shows for an instruction is the backends' code: for `frsqrt` and
+/// `ftransc.sin` in the conformance cases, each target's lines in the hover are lines of that
+/// case's golden translation (`backends/tests/golden/`), in order. (A summary table once said
+/// `rsqrt.approx.f32` and `sin.approx.f32` here, which the PTX backend never wrote.)
+#[test]
+fn hover_code_is_what_the_backends_write() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for (case, mnemonic) in
+        [("float_frsqrt", "frsqrt r20"), ("float_ftransc_sin_cos", "ftransc.sin")]
+    {
+        let toml = std::fs::read_to_string(
+            root.join(format!("conformance/cases/instructions/{case}.toml")),
+        )
+        .expect("the case");
+        let text = toml.split("\"\"\"").nth(1).expect("its source").trim_start_matches('\n');
+        let db = Database::default();
+        let file = SourceFile::new(&db, "/w/case.wave".into(), text.to_owned(), 1);
+        let at = text.find(mnemonic).expect("the instruction") + 1;
+        let md = hover(&db, file, at).expect("a hover").markdown;
+        for (target, ext, fence) in [
+            ("ptx", "ptx", "ptx"),
+            ("hip", "hip", "cpp"),
+            ("sycl", "cpp", "cpp"),
+            ("metal", "metal", "cpp"),
+        ] {
+            let golden = std::fs::read_to_string(
+                root.join(format!("backends/tests/golden/{target}/instructions/{case}.{ext}")),
+            )
+            .expect("the golden translation");
+            let heading = match target {
+                "ptx" => "**NVIDIA (PTX)**",
+                "hip" => "**AMD (HIP)**",
+                "sycl" => "**Intel (SYCL)**",
+                _ => "**Apple (Metal)**",
+            };
+            let block = md.split(heading).nth(1).expect("the target's section");
+            let code = block
+                .split(&format!("```{fence}\n"))
+                .nth(1)
+                .and_then(|b| b.split("```").next())
+                .expect("a code block");
+            let lines: Vec<&str> = code.lines().collect();
+            assert!(!lines.is_empty(), "{target}: {md}");
+            let golden_lines: Vec<&str> = golden.lines().map(str::trim).collect();
+            let first = golden_lines.iter().position(|l| *l == lines[0]).unwrap_or_else(|| {
+                panic!("{target} {case}: `{}` is not in the golden translation", lines[0])
+            });
+            assert_eq!(
+                &golden_lines[first..first + lines.len()],
+                lines.as_slice(),
+                "{target} {case}"
+            );
+        }
+        assert!(!md.contains("rsqrt.approx.f32") && !md.contains("sin.approx.f32"), "{md}");
+    }
+}
+
 /// The hover at `$0` in `fixture`, and the text it covers.
 fn hover_at(fixture: &str) -> Option<(String, String)> {
     let offset = fixture.find("$0").expect("a $0 cursor");
