@@ -89,9 +89,13 @@ fn codegen(check: bool) -> Result<(), String> {
 const BEGIN: &str = "; BEGIN GENERATED MNEMONICS\n";
 const END: &str = "; END GENERATED MNEMONICS";
 
-/// Control-flow mnemonics that are instructions in the grammar (the block keywords `if`,
-/// `else`, `endif`, `loop`, `endloop` have their own tokens).
-const CONTROL: [&str; 6] = ["break", "continue", "call", "return", "halt", "barrier"];
+/// The block keywords: tokens of their own in the tree-sitter grammar, keywords in both
+/// highlighters.
+pub(crate) const BLOCKS: [&str; 5] = ["if", "else", "endif", "loop", "endloop"];
+
+/// The other control-flow mnemonics, instructions in the grammar, coloured as keywords (the
+/// one list both the tree-sitter highlights and the TextMate grammar use).
+pub(crate) const CONTROL: [&str; 6] = ["break", "continue", "call", "return", "halt", "barrier"];
 
 /// The highlight patterns for every mnemonic spelling of the isa table. The regular
 /// expressions mean the same in Rust's regex and in Vim's very-magic syntax (Neovim).
@@ -101,9 +105,7 @@ fn with_generated_mnemonics(text: &str) -> Result<String, String> {
     let names: Vec<&str> = wave_isa::all_spellings()
         .iter()
         .map(String::as_str)
-        .filter(|s| {
-            !CONTROL.contains(s) && !matches!(*s, "if" | "else" | "endif" | "loop" | "endloop")
-        })
+        .filter(|s| !CONTROL.contains(s) && !BLOCKS.contains(s))
         .collect();
     let mut block = String::new();
     block.push_str(&format!(

@@ -4,11 +4,12 @@
 
 use serde_json::{Value, json};
 
-/// Control-flow mnemonics, coloured as keywords.
-const CONTROL: [&str; 11] = [
-    "if", "else", "endif", "loop", "endloop", "break", "continue", "call", "return", "halt",
-    "barrier",
-];
+use crate::{BLOCKS, CONTROL};
+
+/// Control-flow mnemonics, coloured as keywords: the block keywords, then the rest.
+fn control() -> impl Iterator<Item = &'static str> {
+    BLOCKS.into_iter().chain(CONTROL)
+}
 
 fn alternation(words: &[String]) -> String {
     let mut sorted: Vec<&String> = words.iter().collect();
@@ -27,10 +28,10 @@ fn regex_escape(w: &str) -> String {
 pub fn render() -> String {
     let mnemonics: Vec<String> = wave_isa::all_spellings()
         .iter()
-        .filter(|s| !CONTROL.contains(&s.as_str()))
+        .filter(|s| !control().any(|c| c == s.as_str()))
         .cloned()
         .collect();
-    let control: Vec<String> = CONTROL.iter().map(|s| (*s).to_owned()).collect();
+    let control: Vec<String> = control().map(str::to_owned).collect();
     let specials: Vec<String> =
         wave_isa::SPECIAL_REGISTERS.iter().map(|s| (*s).to_owned()).collect();
     let directives: Vec<String> =
