@@ -308,6 +308,12 @@ impl Device {
         timeout: f64,
         wave_width: u32,
     ) -> PyResult<(u64, Option<f32>)> {
+        // (`from_secs_f64` panics on NaN, negative and huge values.)
+        if !(timeout.is_finite() && timeout > 0.0) {
+            return Err(PyValueError::new_err(format!(
+                "timeout must be a positive number of seconds, got {timeout}"
+            )));
+        }
         let mut given: Vec<Given<'_>> =
             args.iter().enumerate().map(|(i, a)| given(i, a)).collect::<PyResult<_>>()?;
         let mut host_args = host_args(&mut given)?;
@@ -329,7 +335,7 @@ impl Device {
             workgroup: workgroup.map(|(x, y, z)| [x, y, z]),
             max_steps,
             wave_width,
-            timeout: Duration::from_secs_f64(timeout.clamp(0.0, 1e9)),
+            timeout: Duration::from_secs_f64(timeout.min(1e9)),
             interrupt: Some(interrupt),
         };
         let inner = &self.inner;

@@ -168,6 +168,9 @@ def test_wrong_argument_count_is_a_type_error():
         k.saxpy(y, y, 1.0)
     with pytest.raises(ValueError, match=r"grid dimensions are between 1"):
         k.saxpy[0](y, y, 1.0, 10)
+    for bad in (float("nan"), -1.0, 0.0):
+        with pytest.raises(ValueError, match="timeout must be a positive number"):
+            k.saxpy(y, y, 1.0, 10, timeout=bad)
 
 
 def test_a_compile_error_is_a_compile_error_with_its_place(tmp_path):

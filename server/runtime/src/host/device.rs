@@ -275,7 +275,16 @@ impl Device {
 
     /// A buffer of `len` zeroed elements of `T`.
     pub fn buffer<T: Element>(&self, len: usize) -> Result<Buffer, Error> {
-        self.buffer_bytes(&vec![0u8; len * T::ELEM.size()], Some(T::ELEM))
+        let bytes = len
+            .checked_mul(T::ELEM.size())
+            .filter(|b| *b <= u32::MAX as usize / 2)
+            .ok_or_else(|| {
+                Error::Argument(format!(
+                    "a buffer of {len} {} elements: device memory is addressed with 32 bits",
+                    T::ELEM.name()
+                ))
+            })?;
+        self.buffer_bytes(&vec![0u8; bytes], Some(T::ELEM))
     }
 
     /// A buffer holding `data`.

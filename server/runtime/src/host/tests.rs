@@ -188,6 +188,11 @@ fn wrong_arguments_are_errors_that_name_the_parameter() {
         }
         other => panic!("{other:?}"),
     }
+    // A buffer too large to address is an error, not an allocation failure.
+    match device.buffer::<f64>(usize::MAX / 4) {
+        Err(Error::Argument(m)) => assert!(m.contains("addressed with 32 bits"), "{m}"),
+        other => panic!("{other:?}"),
+    }
     match device.launch(&program, "sub", &launch, &mut []) {
         Err(Error::Argument(m)) => assert!(m.contains("no kernel named `sub`"), "{m}"),
         other => panic!("{other:?}"),
