@@ -10,10 +10,14 @@
 //!   `--check` it generates into a temporary copy and fails if the committed parser differs
 //!   from what `grammar.js` produces.
 //!
+//! - `cargo xtask layout` fails if a source file under `compiler/`, `emulator/`, `backends/`
+//!   or `server/` is longer than 1,200 lines or a crate has a module cycle ([`layout`]).
+//!
 //! Running cases on a GPU is not automation but a product feature: `wave test --device cuda`.
 
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "a command line prints")]
 
+mod layout;
 mod reference;
 mod textmate;
 
@@ -30,7 +34,11 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("codegen") => codegen(check),
         Some("grammar") => grammar(check),
-        _ => Err("usage: cargo xtask codegen [--check] | cargo xtask grammar [--check]".to_owned()),
+        Some("layout") => layout::check(&root()),
+        _ => Err(
+            "usage: cargo xtask codegen [--check] | cargo xtask grammar [--check] | cargo xtask layout"
+                .to_owned(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
