@@ -114,6 +114,39 @@ pub struct Translation {
     pub warnings: Vec<Problem>,
 }
 
+impl Translation {
+    /// The code written for the instruction at `offset`, trimmed, without comments or lone
+    /// braces: what a reader would call its translation. Every backend writes `// N: <the
+    /// instruction>` before an instruction's code; lines mapped to the instruction before that
+    /// marker are the kernel's prologue (a kernel's first instruction owns the entry's
+    /// declarations) and are left out. The hover and the ISA reference both show this.
+    pub fn code_of(&self, offset: u32) -> Vec<&str> {
+        let mapped: Vec<&str> = self
+            .text
+            .lines()
+            .enumerate()
+            .filter(|(i, _)| self.source_map.offset_at(*i) == Some(offset))
+            .map(|(_, l)| l.trim())
+            .collect();
+        let own = mapped
+            .iter()
+            .rposition(|l| {
+                l.strip_prefix("// ")
+                    .and_then(|r| r.split_once(": "))
+                    .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .map_or(0, |i| i + 1);
+        mapped[own..]
+            .iter()
+            .copied()
+            // Comments, and the braces and labels that close enclosing blocks there.
+            .filter(|l| {
+                !l.is_empty() && !l.starts_with("//") && !l.chars().all(|c| c == '}' || c == '{')
+            })
+            .collect()
+    }
+}
+
 /// Which WAVE instruction each generated line comes from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SourceMap {

@@ -7,6 +7,7 @@ use wave_isa::{
     CACHE_HINTS, Capability, Category, Format, Modifier, OPCODES, SCOPES, SPECIAL_REGISTERS,
     ScopeUse, vendor,
 };
+use wave_isa::{Inst, OpInfo, Operand, Slot, arbitrary_inst, write_inst};
 
 pub(crate) fn render() -> String {
     let mut out = String::new();
@@ -23,7 +24,14 @@ pub(crate) fn render() -> String {
          optional byte offset, `:pair` a 64-bit register pair `rN:rN+1`, `.lo|hi` a 16-bit half. \
          The encoding is in [encoding.md](encoding.md); decisions where the spec is open are in \
          [deviations.md](deviations.md); vendor mappings are explained in \
-         [vendor-notes.md](vendor-notes.md).\n"
+         [vendor-notes.md](vendor-notes.md).\n\n\
+         Each instruction's vendor table shows what the PTX, HIP, SYCL and Metal backends write \
+         for it: `cargo xtask codegen` translates a kernel of that one instruction (sources in \
+         `r0`, `r2`, `r4`, `r6`, the destination in `r8`, with the `if` or `loop` it needs \
+         around it) and keeps the lines the backend maps to it, so the table is the code, \
+         not a summary of it. A long sequence is cut after six lines. The Apple G13 column \
+         names the native instruction from the reverse-engineered G13 ISA document; no backend \
+         writes G13.\n"
     );
     let mut category: Option<Category> = None;
     for op in OPCODES {
@@ -104,28 +112,7 @@ pub(crate) fn render() -> String {
             let list: Vec<String> = op.aliases.iter().map(|(a, _)| format!("`{a}`")).collect();
             let _ = writeln!(out, "- Aliases: {}", list.join(", "));
         }
-        let forms: Vec<_> = vendor::VENDOR_FORMS
-            .iter()
-            .filter(|(k, _)| *k == op.mnemonic || k.split('.').next() == Some(op.mnemonic))
-            .collect();
-        if !forms.is_empty() {
-            let _ = writeln!(
-                out,
-                "\n| form | PTX | HIP | SYCL | Metal | Apple G13 |\n|---|---|---|---|---|---|"
-            );
-            for (key, f) in forms {
-                let g13 = f.g13.unwrap_or("—");
-                let _ = writeln!(
-                    out,
-                    "| `{key}` | `{}` | `{}` | `{}` | `{}` | {} |",
-                    esc(f.ptx),
-                    esc(f.hip),
-                    esc(f.sycl),
-                    esc(f.metal),
-                    if g13 == "—" { g13.to_owned() } else { format!("`{}`", esc(g13)) }
-                );
-            }
-        }
+        vendor_forms(&mut out, op);
         out.push('\n');
     }
     let _ = writeln!(out, "## Special registers\n\n| index | name |\n|---|---|");
@@ -163,4 +150,184 @@ pub(crate) fn render() -> String {
 
 fn esc(s: &str) -> String {
     s.replace('|', "\\|").replace('`', "'")
+}
+
+/// Lines of backend code shown per cell; longer translations are cut with a count.
+const MAX_CELL_LINES: usize = 6;
+
+/// The forms a row of the vendor table stands for: one per named modifier, else the mnemonic.
+fn forms_of(op: &OpInfo) -> Vec<(String, u8)> {
+    match op.modifier {
+        Modifier::Named { names, .. } if names.len() > 1 => {
+            names.iter().map(|(n, v)| (format!("{}.{n}", op.mnemonic), *v)).collect()
+        }
+        Modifier::Named { names, .. } => vec![(op.mnemonic.to_owned(), names[0].1)],
+        _ => vec![(op.mnemonic.to_owned(), 0)],
+    }
+}
+
+/// A one-instruction kernel (with the blocks the instruction needs around it) and the line of
+/// the instruction, 1-based.
+fn sample_kernel(op: &OpInfo, modifier: u8) -> (String, u32) {
+    let mut inst: Inst = arbitrary_inst(op, &mut || 0);
+    inst.modifier = modifier;
+    // Distinct registers per slot, pairs on even numbers.
+    for operand in op.operands {
+        if let Operand::Reg { slot, .. } = operand {
+            let reg = match slot {
+                Slot::Rd => 8,
+                Slot::Rs1 => 0,
+                Slot::Rs2 => 2,
+                Slot::Rs3 => 4,
+                Slot::Rs4 => 6,
+            };
+            match slot {
+                Slot::Rd => inst.rd = reg,
+                Slot::Rs1 => inst.rs1 = reg,
+                Slot::Rs2 => inst.rs2 = reg,
+                Slot::Rs3 => inst.ext = Some(inst.ext.unwrap_or(0) & !0xff | u32::from(reg)),
+                Slot::Rs4 => {
+                    inst.ext = Some(inst.ext.unwrap_or(0) & !0xff00 | (u32::from(reg) << 8));
+                }
+            }
+        }
+    }
+    let mut text = String::new();
+    write_inst(&inst, &mut text, &|_| Some("f".to_owned()));
+    let (before, after): (&[&str], &[&str]) = match op.mnemonic {
+        "else" => (&["if p0"], &["endif"]),
+        "endif" => (&["if p0"], &[]),
+        "if" => (&[], &["endif"]),
+        "break" | "continue" => (&["loop"], &["endloop"]),
+        "endloop" => (&["loop"], &[]),
+        "loop" => (&[], &["endloop"]),
+        "call" => (&[], &["halt", "f:", "return"]),
+        "return" => (&["call f", "halt", "f:"], &[]),
+        _ => (&[], &[]),
+    };
+    let mut kernel = String::from(".kernel k\n.param a: ptr\n.local_memory 64\n");
+    for l in before {
+        kernel.push_str(l);
+        kernel.push('\n');
+    }
+    let line = 4 + before.len() as u32;
+    kernel.push_str(&text);
+    kernel.push('\n');
+    for l in after {
+        kernel.push_str(l);
+        kernel.push('\n');
+    }
+    kernel.push_str(".end\n");
+    (kernel, line)
+}
+
+/// What each backend writes for `source`'s instruction on `line`, one cell per target.
+fn backend_cells(source: &str, line: u32) -> Result<Vec<String>, String> {
+    let assembly = wave_asm::assemble(source, "sample.wave");
+    if let Some(d) = assembly.diagnostics.iter().find(|d| d.is_error()) {
+        return Err(format!("the sample does not assemble: {} {}\n{source}", d.code, d.message));
+    }
+    let module = &assembly.module;
+    let offset = module
+        .lines
+        .iter()
+        .find(|l| l.line == line)
+        .map(|l| l.offset)
+        .ok_or_else(|| format!("no code for line {line} of\n{source}"))?;
+    let mut cells = Vec::new();
+    for target in wave_backends::Target::ALL {
+        let cell = match wave_backends::write_string(target, module, &Default::default()) {
+            Ok(t) => {
+                let code = t.code_of(offset);
+                if code.is_empty() {
+                    "(no code of its own)".to_owned()
+                } else {
+                    let mut cell: Vec<String> = code
+                        .iter()
+                        .take(MAX_CELL_LINES)
+                        .map(|l| format!("<code>{}</code>", html(l)))
+                        .collect();
+                    if code.len() > MAX_CELL_LINES {
+                        cell.push(format!("… {} lines in all", code.len()));
+                    }
+                    cell.join("<br>")
+                }
+            }
+            Err(e) => {
+                let why = e
+                    .problems
+                    .first()
+                    .map_or_else(|| e.to_string(), |p| format!("{}: {}", p.code, p.message));
+                format!("refused ({})", html(&why))
+            }
+        };
+        cells.push(cell);
+    }
+    Ok(cells)
+}
+
+/// The vendor table of `op`: what the four backends emit for it, and the Apple G13 column.
+fn vendor_forms(out: &mut String, op: &OpInfo) {
+    let _ = writeln!(
+        out,
+        "\n| form | PTX | HIP | SYCL | Metal | Apple G13 |\n|---|---|---|---|---|---|"
+    );
+    for (key, modifier) in forms_of(op) {
+        let (source, line) = sample_kernel(op, modifier);
+        let cells = backend_cells(&source, line)
+            .unwrap_or_else(|e| vec![format!("(sample failed: {})", html(&e)); 4]);
+        let g13 =
+            g13_of(&key, op.mnemonic).map_or_else(|| "—".to_owned(), |g| format!("`{}`", esc(g)));
+        let _ = writeln!(out, "| `{key}` | {} | {g13} |", cells.join(" | "));
+    }
+}
+
+/// The G13 form of `key`, or of the mnemonic when the document has one form for all modifiers.
+fn g13_of(key: &str, mnemonic: &str) -> Option<&'static str> {
+    let find = |k: &str| vendor::G13_FORMS.iter().find(|(name, _)| *name == k).map(|(_, g)| *g);
+    find(key).or_else(|| find(mnemonic)).flatten()
+}
+
+/// Text for an HTML `<code>` element inside a Markdown table cell.
+fn html(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('|', "&#124;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_sample_assembles_and_every_g13_row_has_its_form() {
+        let mut keys = Vec::new();
+        for op in OPCODES {
+            for (key, modifier) in forms_of(op) {
+                let (source, line) = sample_kernel(op, modifier);
+                backend_cells(&source, line).unwrap_or_else(|e| panic!("{key}: {e}"));
+                keys.push((key, op.mnemonic));
+            }
+        }
+        for (g13, _) in vendor::G13_FORMS {
+            assert!(
+                keys.iter().any(|(k, m)| k == g13 || m == g13),
+                "G13 row `{g13}` names no form of the table"
+            );
+        }
+    }
+
+    #[test]
+    fn the_ptx_cell_is_what_the_ptx_backend_writes() {
+        let op = wave_isa::info_by_mnemonic("frsqrt").expect("frsqrt");
+        let (source, line) = sample_kernel(op, 0);
+        let cells = backend_cells(&source, line).expect("cells");
+        let module = wave_asm::assemble(&source, "s.wave").module;
+        let ptx =
+            wave_backends::write_string(wave_backends::Target::Ptx, &module, &Default::default())
+                .expect("ptx");
+        let offset = module.lines.iter().find(|l| l.line == line).expect("line").offset;
+        let expected: Vec<String> =
+            ptx.code_of(offset).iter().map(|l| format!("<code>{}</code>", html(l))).collect();
+        assert_eq!(cells[0], expected.join("<br>"));
+        assert!(!cells[0].contains("rsqrt.approx"), "{}", cells[0]);
+    }
 }

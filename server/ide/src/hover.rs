@@ -70,34 +70,7 @@ fn translations(db: &Database, at: &KernelAt<'_>, offset: u32) -> String {
         };
         match wave_db::backend(db, at.span.source, target) {
             Ok(t) => {
-                let mapped: Vec<&str> = t
-                    .text
-                    .lines()
-                    .enumerate()
-                    .filter(|(i, _)| t.source_map.offset_at(*i) == Some(offset))
-                    .map(|(_, l)| l.trim())
-                    .collect();
-                // Every backend writes `// N: <the instruction>` before its code; lines mapped
-                // to the instruction before that are the kernel's prologue (a first
-                // instruction owns the entry's declarations).
-                let own = mapped
-                    .iter()
-                    .rposition(|l| {
-                        l.strip_prefix("// ").and_then(|r| r.split_once(": ")).is_some_and(
-                            |(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()),
-                        )
-                    })
-                    .map_or(0, |i| i + 1);
-                let lines: Vec<&str> = mapped[own..]
-                    .iter()
-                    .copied()
-                    // Comments, and the braces and labels that close enclosing blocks there.
-                    .filter(|l| {
-                        !l.is_empty()
-                            && !l.starts_with("//")
-                            && !l.chars().all(|c| c == '}' || c == '{')
-                    })
-                    .collect();
+                let lines = t.code_of(offset);
                 let _ = write!(md, "\n**{name}**");
                 if lines.is_empty() {
                     md.push_str(": no code of its own (folded into its neighbours)\n");
