@@ -3,8 +3,9 @@
 //! - `cargo xtask codegen` rewrites the generated parts of the repository from the isa table:
 //!   the mnemonic block of `tree-sitter-wave/queries/highlights.scm`, `docs/isa/reference.md`
 //!   ([`reference`]), the VS Code extension's TextMate grammar
-//!   `editors/vscode/syntaxes/wave.tmLanguage.json` ([`textmate`]), and the copies of the
-//!   queries in `editors/nvim/queries/wave`. With `--check` it writes nothing and fails if any
+//!   `editors/vscode/syntaxes/wave.tmLanguage.json` ([`textmate`]), the launch-configuration
+//!   schema in `editors/vscode/package.json` from the debug adapter's settings ([`launch`]),
+//!   and the copies of the queries in `editors/nvim/queries/wave`. With `--check` it writes nothing and fails if any
 //!   is stale (CI runs this).
 //! - `cargo xtask grammar` regenerates `tree-sitter-wave/src` with the tree-sitter CLI; with
 //!   `--check` it generates into a temporary copy and fails if the committed parser differs
@@ -17,6 +18,7 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "a command line prints")]
 
+mod launch;
 mod layout;
 mod reference;
 mod textmate;
@@ -74,6 +76,10 @@ fn codegen(check: bool) -> Result<(), String> {
     update(&highlights, &with_generated_mnemonics(&text)?, check)?;
     update(&root.join("docs/isa/reference.md"), &reference::render(), check)?;
     update(&root.join("editors/vscode/syntaxes/wave.tmLanguage.json"), &textmate::render(), check)?;
+    let package = root.join("editors/vscode/package.json");
+    let text = std::fs::read_to_string(&package)
+        .map_err(|e| format!("cannot read {}: {e}", package.display()))?;
+    update(&package, &launch::render(&text)?, check)?;
     // The Neovim plugin ships the grammar's queries.
     let queries = root.join("tree-sitter-wave/queries");
     let mut names: Vec<_> = std::fs::read_dir(&queries)

@@ -35,26 +35,182 @@ pub struct Program {
     pub from_kernel_source: bool,
 }
 
-const KNOWN: [&str; 17] = [
-    "opt",
-    "program",
-    "kernel",
-    "grid",
-    "workgroup",
-    "waveWidth",
-    "targetProfile",
-    "args",
-    "memory",
-    "deviceMemory",
-    "stopOnEntry",
-    "maxSteps",
-    // Set by clients, not ours.
-    "type",
-    "request",
-    "name",
-    "cwd",
-    "noDebug",
+/// The JSON type of a launch setting, as the editor's schema states it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A string.
+    String,
+    /// A number.
+    Number,
+    /// A number from a fixed list.
+    NumberOf(&'static [u32]),
+    /// `true` or `false`.
+    Boolean,
+    /// A list of numbers (`[x, y, z]`).
+    Numbers,
+    /// A list of objects.
+    List,
+    /// An object.
+    Object,
+}
+
+/// One key of the launch configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Setting {
+    /// The key.
+    pub key: &'static str,
+    /// Its type.
+    pub kind: Kind,
+    /// What it does, for the editor's completion and hover.
+    pub description: &'static str,
+    /// The editor's default, as JSON text.
+    pub default: Option<&'static str>,
+    /// The configuration must give it.
+    pub required: bool,
+}
+
+/// The launch configuration's schema: the one list of keys the adapter reads, the code lens
+/// writes ([`Launch::to_json`]) and `cargo xtask codegen` puts into the VS Code extension's
+/// `package.json`.
+pub const SETTINGS: &[Setting] = &[
+    Setting {
+        key: "program",
+        kind: Kind::String,
+        description: "A .wave file, a kernel source (.py, .rs, .cpp, .ts), a .wbin or a case .toml.",
+        default: Some("\"${file}\""),
+        required: true,
+    },
+    Setting {
+        key: "kernel",
+        kind: Kind::String,
+        description: "The kernel, when the program has several.",
+        default: None,
+        required: false,
+    },
+    Setting {
+        key: "opt",
+        kind: Kind::NumberOf(&[0, 1, 2, 3]),
+        description: "Optimisation level for a kernel source (0 by default, so every line has its code and every variable its register).",
+        default: None,
+        required: false,
+    },
+    Setting {
+        key: "grid",
+        kind: Kind::Numbers,
+        description: "Workgroups [x, y, z].",
+        default: None,
+        required: false,
+    },
+    Setting {
+        key: "workgroup",
+        kind: Kind::Numbers,
+        description: "Threads per workgroup [x, y, z].",
+        default: None,
+        required: false,
+    },
+    Setting {
+        key: "waveWidth",
+        kind: Kind::NumberOf(&[8, 16, 32, 64]),
+        description: "W.",
+        default: None,
+        required: false,
+    },
+    Setting {
+        key: "targetProfile",
+        kind: Kind::String,
+        description: "A target profile (`wave info --list-targets`).",
+        default: None,
+        required: false,
+    },
+    Setting {
+        key: "args",
+        kind: Kind::Object,
+        description: "Kernel arguments by parameter name.",
+        default: None,
+        required: false,
+    },
+    Setting {
+        key: "memory",
+        kind: Kind::List,
+        description: "Device memory blocks, as in case files: [{\"offset\": 0, \"u32\": [1, 2]}].",
+        default: None,
+        required: false,
+    },
+    Setting {
+        key: "deviceMemory",
+        kind: Kind::Number,
+        description: "Bytes of device memory.",
+        default: None,
+        required: false,
+    },
+    Setting {
+        key: "stopOnEntry",
+        kind: Kind::Boolean,
+        description: "Stop before the first instruction.",
+        default: Some("true"),
+        required: false,
+    },
+    Setting {
+        key: "maxSteps",
+        kind: Kind::Number,
+        description: "The instruction budget.",
+        default: None,
+        required: false,
+    },
 ];
+
+/// Keys that clients set, which the adapter accepts and does not read (besides `cwd`).
+const CLIENT_KEYS: [&str; 5] = ["type", "request", "name", "cwd", "noDebug"];
+
+/// A launch configuration to write: what the "Debug" code lens hands the editor.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Launch {
+    /// The configuration's name in the editor.
+    pub name: String,
+    /// `program`.
+    pub program: String,
+    /// `kernel`.
+    pub kernel: String,
+    /// `grid`.
+    pub grid: [u32; 3],
+    /// `workgroup`, when the dispatch gives one.
+    pub workgroup: Option<[u32; 3]>,
+    /// `waveWidth`.
+    pub wave_width: u32,
+    /// `args`, by parameter name.
+    pub args: Vec<(String, u64)>,
+    /// `stopOnEntry`.
+    pub stop_on_entry: bool,
+}
+
+impl Launch {
+    /// The configuration as the adapter reads it (keys from [`SETTINGS`]).
+    pub fn to_json(&self) -> Json {
+        let mut o = serde_json::Map::new();
+        o.insert("type".into(), "wave".into());
+        o.insert("request".into(), "launch".into());
+        o.insert("name".into(), self.name.clone().into());
+        let args: serde_json::Map<String, Json> =
+            self.args.iter().map(|(k, v)| (k.clone(), Json::from(*v))).collect();
+        for s in SETTINGS {
+            let v = match s.key {
+                "program" => Json::from(self.program.clone()),
+                "kernel" => Json::from(self.kernel.clone()),
+                "grid" => Json::from(self.grid.to_vec()),
+                "workgroup" => match self.workgroup {
+                    Some(w) => Json::from(w.to_vec()),
+                    None => continue,
+                },
+                "waveWidth" => Json::from(self.wave_width),
+                "args" => Json::Object(args.clone()),
+                "stopOnEntry" => Json::from(self.stop_on_entry),
+                _ => continue,
+            };
+            o.insert(s.key.into(), v);
+        }
+        Json::Object(o)
+    }
+}
 
 fn to_toml(v: &Json, at: &str) -> Result<Toml, String> {
     Ok(match v {
@@ -103,7 +259,8 @@ pub fn load(args: &Json) -> Result<Program, String> {
     };
     let mut warnings = Vec::new();
     for key in obj.keys() {
-        if !KNOWN.contains(&key.as_str()) && !key.starts_with("__") {
+        let known = SETTINGS.iter().any(|s| s.key == key) || CLIENT_KEYS.contains(&key.as_str());
+        if !known && !key.starts_with("__") {
             warnings.push(format!(
                 "launch configuration: `{key}` is not a setting of the WAVE debugger and is ignored"
             ));

@@ -35,9 +35,9 @@ pub use liveness::kernel_liveness;
 pub use navigation::{definition, references, rename};
 pub use outline::{Symbol, SymbolKind, folding_ranges, format, inlay_hints, symbols};
 pub use run::{
-    Agreement, DEFAULT_RUN_BUDGET, DIFFERENCES_SHOWN, Lens, LensCommand, Preview, RunDevice,
-    RunPlan, RunResult, RunTrap, agreement, code_lenses, compare, execute, execute_on_gpu,
-    plan_run, preview, preview_form, target_title,
+    Agreement, DEFAULT_RUN_BUDGET, DIFFERENCES_SHOWN, DebugLaunch, Lens, LensCommand, Preview,
+    RunDevice, RunPlan, RunResult, RunTrap, agreement, code_lenses, compare, execute,
+    execute_on_gpu, plan_run, preview, preview_form, target_title,
 };
 pub use tokens::{Token, TokenKind, file_tokens, kernel_tokens};
 

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use wave_backends::Target;
-use wave_conformance::options::{Dump, json_string, parse_run_options};
+use wave_conformance::options::{Dump, parse_run_options};
 use wave_conformance::{Block, Case, Elem, Expectation};
 use wave_db::{Database, Settings, SourceFile, backend, check_kernel, kernels};
 
@@ -53,9 +53,28 @@ pub enum LensCommand {
     Debug {
         /// The kernel.
         kernel: String,
-        /// The launch configuration, as JSON.
-        launch: String,
+        /// What to debug, when the dispatch resolves.
+        launch: Option<DebugLaunch>,
     },
+}
+
+/// What the debugger should launch for a kernel: the `wave dap` launch configuration as plain
+/// data (the adapter's crate writes its JSON).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DebugLaunch {
+    /// The case file when the dispatch comes from one (its memory comes with it), else the
+    /// source file, when it has a path.
+    pub program: Option<std::path::PathBuf>,
+    /// The kernel.
+    pub kernel: String,
+    /// Workgroups.
+    pub grid: [u32; 3],
+    /// Threads per workgroup, when the dispatch gives them.
+    pub workgroup: Option<[u32; 3]>,
+    /// W.
+    pub wave_width: u32,
+    /// Arguments by parameter name.
+    pub args: Vec<(String, u64)>,
 }
 
 /// A code lens above a kernel.
@@ -154,7 +173,7 @@ pub fn code_lenses(
         let name = k.span.name.clone();
         let plan = plan_run(db, file, &name, path, settings);
         out.extend(run_lenses(&range, &name, &plan, gpu));
-        let launch = plan.as_ref().map_or_else(|_| String::new(), |p| launch_json(p, path));
+        let launch = plan.as_ref().ok().map(|p| debug_launch(p, path));
         out.push(Lens {
             range: range.clone(),
             title: "Debug".into(),
@@ -419,28 +438,18 @@ fn case_next_to(source: &Path, kernel: &str) -> Option<Case> {
     })
 }
 
-/// The debugger's launch configuration for a plan (the `wave dap` launch arguments): the case
-/// file as the program when the dispatch comes from one (its memory comes with it), else the
-/// source with the dispatch spelled out.
-pub(crate) fn launch_json(plan: &RunPlan, path: Option<&Path>) -> String {
-    let path = plan.case.as_deref().or(path);
+/// The debugger's launch for a plan: the case file as the program when the dispatch comes
+/// from one (its memory comes with it), else the source with the dispatch spelled out.
+pub(crate) fn debug_launch(plan: &RunPlan, path: Option<&Path>) -> DebugLaunch {
     let d = &plan.dispatch;
-    let dims = |v: [u32; 3]| format!("[{},{},{}]", v[0], v[1], v[2]);
-    let args: Vec<String> = d.args.iter().map(|(n, v)| format!("{}:{v}", json_string(n))).collect();
-    let mut out = format!(
-        "{{\"type\":\"wave\",\"request\":\"launch\",\"name\":{},\"program\":{},\"kernel\":{},\"grid\":{},\"waveWidth\":{},\"args\":{{{}}},\"stopOnEntry\":true",
-        json_string(&format!("Debug {}", plan.kernel)),
-        json_string(&path.map_or(String::new(), |p| p.display().to_string())),
-        json_string(&plan.kernel),
-        dims(d.grid),
-        d.wave_width,
-        args.join(",")
-    );
-    if let Some(w) = d.workgroup {
-        out.push_str(&format!(",\"workgroup\":{}", dims(w)));
+    DebugLaunch {
+        program: plan.case.as_deref().or(path).map(Path::to_path_buf),
+        kernel: plan.kernel.clone(),
+        grid: d.grid,
+        workgroup: d.workgroup,
+        wave_width: d.wave_width,
+        args: d.args.iter().map(|(n, v)| (n.clone(), u64::from(*v))).collect(),
     }
-    out.push('}');
-    out
 }
 
 /// Where a trap happened, in the file.
@@ -509,87 +518,6 @@ pub const DIFFERENCES_SHOWN: usize = 4;
 pub const TIMELINE_LIMIT: usize = 5000;
 
 impl RunResult {
-    /// The result as JSON (the answer to `wave.run`).
-    pub fn to_json(&self) -> String {
-        let list = |v: &[String]| v.iter().map(|s| json_string(s)).collect::<Vec<_>>().join(",");
-        let trap = self.trap.as_ref().map_or("null".into(), |t| {
-            format!(
-                "{{\"message\":{},\"line\":{}}}",
-                json_string(&t.message),
-                t.line.map_or("null".into(), |l| l.to_string())
-            )
-        });
-        let stats: Vec<String> =
-            self.stats.iter().map(|(k, v)| format!("{}:{v}", json_string(k))).collect();
-        let dumps: Vec<String> = self
-            .dumps
-            .iter()
-            .map(|(o, t, v)| {
-                format!("{{\"offset\":{o},\"type\":\"{t}\",\"values\":[{}]}}", list(v))
-            })
-            .collect();
-        let comparison: Vec<String> = self
-            .comparison
-            .iter()
-            .map(|a| {
-                let first: Vec<String> = a
-                    .differences
-                    .iter()
-                    .map(|(i, e, g)| {
-                        format!("{{\"index\":{i},\"emulator\":{},\"gpu\":{}}}", json_string(e), json_string(g))
-                    })
-                    .collect();
-                format!(
-                    "{{\"offset\":{},\"type\":\"{}\",\"count\":{},\"agree\":{},\"differing\":{},\"first\":[{}]}}",
-                    a.offset,
-                    a.elem,
-                    a.count,
-                    a.differing == 0,
-                    a.differing,
-                    first.join(",")
-                )
-            })
-            .collect();
-        let profile: Vec<String> = self
-            .profile
-            .iter()
-            .map(|(line, text, n, u)| {
-                format!(
-                    "{{\"line\":{},\"text\":{},\"executions\":{n},\"utilisation\":{u:.4}}}",
-                    line.map_or("null".into(), |l| l.to_string()),
-                    json_string(text)
-                )
-            })
-            .collect();
-        let timeline: Vec<String> = self
-            .timeline
-            .iter()
-            .map(|(w, step, text, a)| {
-                format!(
-                    "{{\"wave\":{w},\"start\":{step},\"end\":{},\"text\":{},\"active\":{a:.4}}}",
-                    step + 1,
-                    json_string(text)
-                )
-            })
-            .collect();
-        format!(
-            "{{\"kernel\":{},\"from\":{},\"device\":{},\"ok\":{},\"cancelled\":{},\"trap\":{trap},\"steps\":{},\"stats\":{{{}}},\"dumps\":[{}],\"mismatches\":[{}],\"warnings\":[{}],\"comparison\":[{}],\"profile\":[{}],\"timeline\":[{}]}}",
-            json_string(&self.kernel),
-            json_string(&self.from),
-            json_string(if self.device.is_empty() { "emulator" } else { &self.device }),
-            self.ok,
-            self.cancelled,
-            self.steps,
-            stats.join(","),
-            dumps.join(","),
-            list(&self.mismatches),
-            list(&self.warnings),
-            comparison.join(","),
-            profile.join(","),
-            timeline.join(",")
-        )
-    }
-
     /// The result as text for an output panel.
     pub fn to_text(&self) -> String {
         let mut out = format!("wave run {} ({})", self.kernel, self.from);

@@ -83,8 +83,7 @@ pub(crate) fn code_lenses(
         let name = f.name.clone();
         let plan = crate::run::plan_run(db, file, &name, path, settings);
         out.extend(crate::run::run_lenses(&range, &name, &plan, gpu));
-        let launch =
-            plan.as_ref().map_or_else(|_| String::new(), |p| crate::run::launch_json(p, path));
+        let launch = plan.as_ref().ok().map(|p| crate::run::debug_launch(p, path));
         out.push(Lens {
             range: range.clone(),
             title: "Debug".into(),

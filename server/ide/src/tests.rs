@@ -448,7 +448,6 @@ fn a_wave_run_comment_gives_the_dispatch_and_the_run_shows_memory() {
     let want: Vec<String> = (5..21).map(|v: u32| v.to_string()).collect();
     assert_eq!(r.dumps[0].2, want, "thread t stores t + n");
     assert!(progress.load(std::sync::atomic::Ordering::Relaxed) > 0);
-    assert!(r.to_json().contains("\"ok\":true"));
     // The profile has every instruction with its line and lane share; the timeline its steps.
     assert_eq!(r.profile.len(), 8, "{:?}", r.profile);
     let store = r.profile.iter().find(|p| p.1.starts_with("device_store")).expect("the store");
@@ -458,7 +457,7 @@ fn a_wave_run_comment_gives_the_dispatch_and_the_run_shows_memory() {
         "line 12, two waves, 8 of 32 lanes"
     );
     assert_eq!(r.timeline.len(), 16, "8 instructions, 2 workgroups");
-    assert!(r.to_json().contains("\"profile\":[{\"line\":5,"), "{}", r.to_json());
+    assert_eq!(r.profile[0].0, Some(5), "{:?}", r.profile);
     // A bad option is an error that names it, in the lens title too.
     let bad = ADD.replace("--grid 2", "--grid two");
     let file = SourceFile::new(&db, "t.wave".into(), bad, 1);
@@ -536,12 +535,6 @@ fn a_comparison_names_each_buffer_and_its_first_differences() {
         ),
         "{text}"
     );
-    let json = r.to_json();
-    assert!(json.contains("\"device\":\"compare\""), "{json}");
-    assert!(
-        json.contains("{\"offset\":8,\"type\":\"u32\",\"count\":6,\"agree\":false,\"differing\":5,\"first\":[{\"index\":1,\"emulator\":\"10\",\"gpu\":\"11\"}"),
-        "{json}"
-    );
 }
 
 #[test]
@@ -563,11 +556,12 @@ fn a_case_file_next_to_the_source_gives_dispatch_and_expectations() {
     assert_eq!(plan.from, "add.toml");
     let lenses = crate::code_lenses(&db, file, Some(&path), settings(&db), false);
     let debug = lenses.iter().find_map(|l| match &l.command {
-        crate::LensCommand::Debug { launch, .. } => Some(launch.clone()),
+        crate::LensCommand::Debug { launch, .. } => launch.clone(),
         _ => None,
     });
-    let launch = debug.expect("a Debug lens");
-    assert!(launch.contains("add.toml") && launch.contains("\"n\":100"), "{launch}");
+    let launch = debug.expect("a Debug lens with a launch");
+    assert_eq!(launch.program.as_deref(), Some(dir.join("add.toml").as_path()));
+    assert!(launch.args.contains(&("n".to_owned(), 100)), "{launch:?}");
     let r = crate::execute(plan, &AtomicBool::new(false), &AtomicU64::new(0));
     assert!(!r.ok, "the last value differs from the case");
     assert_eq!(r.dumps[0].2, ["100", "101", "102", "103"]);

@@ -358,7 +358,8 @@ pub(crate) fn code_lenses(
                     json!([{ "uri": uri.as_str(), "kernel": kernel, "target": form }]),
                 ),
                 wave_ide::LensCommand::Debug { kernel, launch } => {
-                    let launch: LSPAny = serde_json::from_str(launch).unwrap_or(LSPAny::Null);
+                    let launch =
+                        launch.as_ref().map_or(LSPAny::Null, crate::run_result::launch_json);
                     (
                         "wave.debug",
                         json!([{ "uri": uri.as_str(), "kernel": kernel, "launch": launch }]),

@@ -11,6 +11,7 @@
 mod convert;
 mod features;
 pub mod harness;
+mod run_result;
 pub mod transport;
 
 use std::collections::HashMap;
@@ -411,8 +412,7 @@ impl Backend {
         self.client.log_message(MessageType::INFO, result.to_text()).await;
         let (kind, summary) = features::run_summary(&result);
         self.client.show_message(kind, summary).await;
-        let text = result.to_json();
-        Ok(Some(serde_json::from_str(&text).map_err(|_| Error::internal_error())?))
+        Ok(Some(run_result::run_json(&result)))
     }
 }
 
