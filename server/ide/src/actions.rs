@@ -180,7 +180,7 @@ fn unreachable(check: &wave_db::KernelCheck, text: &str) -> Vec<Diagnostic> {
 /// file order.
 pub fn diagnostics(db: &Database, file: SourceFile) -> Vec<FileDiagnostic> {
     if let Some(b) = crate::source::build(db, file) {
-        return crate::source::diagnostics(b);
+        return source_diagnostics(b);
     }
     let mut out: Vec<FileDiagnostic> = file_diagnostics(db, file)
         .iter()
@@ -357,4 +357,13 @@ fn raise_registers(db: &Database, file: SourceFile, d: &FileDiagnostic) -> Optio
         fixes: Some(d.clone()),
         preferred: true,
     })
+}
+
+/// The diagnostics of a kernel source.
+fn source_diagnostics(build: &wave_db::SourceBuild) -> Vec<FileDiagnostic> {
+    build
+        .diagnostics
+        .iter()
+        .map(|d| FileDiagnostic { diagnostic: d.clone(), hint: false, tags: Vec::new() })
+        .collect()
 }

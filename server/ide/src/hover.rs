@@ -9,7 +9,10 @@ use wave_isa::{Format, Inst};
 
 use crate::at::{KernelAt, kernel_at};
 use crate::completion::DIRECTIVES;
+use crate::source::line_of;
 use crate::tokens::{Token, TokenKind, kernel_tokens, params, token_at};
+
+mod source;
 
 /// What a hover shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,7 +28,7 @@ pub struct Hover {
 /// instruction (when the kernel assembles).
 pub fn hover(db: &Database, file: SourceFile, offset: usize) -> Option<Hover> {
     if let Some(b) = crate::source::build(db, file) {
-        return crate::source::hover(db, file, b, offset);
+        return source::hover(db, file, b, offset);
     }
     let at = kernel_at(db, file, offset)?;
     let tokens = kernel_tokens(at.check);
@@ -116,11 +119,6 @@ pub(crate) const SPECIAL_MEANINGS: [(&str, &str); 16] = [
     ("sr_wave_width", "W, the threads per wave of this dispatch"),
     ("sr_num_waves", "waves per workgroup"),
 ];
-
-/// The 1-based line of byte `offset` of `text`.
-pub(crate) fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
-}
 
 fn describe_token(
     db: &Database,

@@ -20,7 +20,9 @@ use wave_conformance::{Block, Case, Elem, Expectation};
 use wave_db::{Database, Settings, SourceFile, backend, check_kernel, kernels};
 
 use crate::at::all_kernels;
-use crate::hover::line_of;
+use crate::source::line_of;
+
+mod source;
 
 /// What a lens does when clicked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -161,7 +163,7 @@ pub fn code_lenses(
     gpu: bool,
 ) -> Vec<Lens> {
     if let Some(build) = crate::source::build(db, file) {
-        return crate::source::code_lenses(db, file, build, path, settings, gpu);
+        return source::code_lenses(db, file, build, path, settings, gpu);
     }
     let mut out = Vec::new();
     for k in all_kernels(db, file) {
@@ -838,7 +840,7 @@ pub fn preview_form(
     form: &str,
 ) -> Result<(String, Preview), String> {
     if let Some(build) = crate::source::build(db, file) {
-        return crate::source::preview(db, file, build, kernel, offset, form);
+        return source::preview(db, file, build, kernel, offset, form);
     }
     let target = Target::from_name(form)
         .ok_or_else(|| format!("unknown target `{form}` (ptx, hip, sycl, metal)"))?;
