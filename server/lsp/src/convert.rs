@@ -2,6 +2,7 @@
 
 use std::ops::Range;
 
+use ropey::Rope;
 use tower_lsp_server::ls_types::{self as lsp, NumberOrString, Position, Uri};
 
 /// The negotiated position encoding.
@@ -11,47 +12,55 @@ pub(crate) enum Encoding {
     Utf16,
 }
 
-/// Line starts of a text, for conversions.
+/// Position conversions over a document's rope: each is a lookup in the rope's tree, so a
+/// request costs nothing for the lines it does not touch.
 pub(crate) struct LineIndex<'t> {
-    text: &'t str,
-    starts: Vec<usize>,
+    rope: &'t Rope,
     encoding: Encoding,
 }
 
 impl<'t> LineIndex<'t> {
-    pub(crate) fn new(text: &'t str, encoding: Encoding) -> LineIndex<'t> {
-        let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { text, starts, encoding }
+    pub(crate) fn new(rope: &'t Rope, encoding: Encoding) -> LineIndex<'t> {
+        LineIndex { rope, encoding }
     }
 
     /// The byte offset of a position; past the end of a line, the line's end; past the last
     /// line, the end of the text.
     pub(crate) fn offset(&self, p: Position) -> usize {
-        let Some(&start) = self.starts.get(p.line as usize) else { return self.text.len() };
-        let end = self.starts.get(p.line as usize + 1).map_or(self.text.len(), |e| e - 1);
-        let line = &self.text[start..end.max(start)];
+        let line = p.line as usize;
+        if line >= self.rope.len_lines() {
+            return self.rope.len_bytes();
+        }
+        let start = self.rope.line_to_byte(line);
         let mut units = 0u32;
-        for (i, c) in line.char_indices() {
-            if units >= p.character {
-                return start + i;
+        let mut at = start;
+        for c in self.rope.line(line).chars() {
+            if c == '\n' || units >= p.character {
+                break;
             }
             units += match self.encoding {
                 Encoding::Utf8 => c.len_utf8() as u32,
                 Encoding::Utf16 => c.len_utf16() as u32,
             };
+            at += c.len_utf8();
         }
-        start + line.len()
+        at
     }
 
     pub(crate) fn position(&self, offset: usize) -> Position {
-        let offset = offset.min(self.text.len());
-        let line = self.starts.partition_point(|&s| s <= offset).saturating_sub(1);
-        let start = self.starts[line];
-        let prefix = self.text.get(start..offset).unwrap_or("");
+        let mut offset = offset.min(self.rope.len_bytes());
+        // Inside a character: its start.
+        while offset > 0 && self.rope.try_byte_to_char(offset).is_err() {
+            offset -= 1;
+        }
+        let char_index = self.rope.byte_to_char(offset);
+        let line = self.rope.char_to_line(char_index);
+        let line_char = self.rope.line_to_char(line);
         let character = match self.encoding {
-            Encoding::Utf8 => prefix.len(),
-            Encoding::Utf16 => prefix.encode_utf16().count(),
+            Encoding::Utf8 => offset - self.rope.line_to_byte(line),
+            Encoding::Utf16 => {
+                self.rope.char_to_utf16_cu(char_index) - self.rope.char_to_utf16_cu(line_char)
+            }
         };
         Position { line: line as u32, character: character as u32 }
     }
@@ -59,6 +68,21 @@ impl<'t> LineIndex<'t> {
     pub(crate) fn range(&self, r: Range<usize>) -> lsp::Range {
         lsp::Range { start: self.position(r.start), end: self.position(r.end) }
     }
+
+    /// The text of the line holding byte `offset`, without its line break.
+    pub(crate) fn line_text(&self, offset: usize) -> String {
+        let line = self.rope.byte_to_line(offset.min(self.rope.len_bytes()));
+        let text = self.rope.line(line).to_string();
+        text.strip_suffix('\n').unwrap_or(&text).to_owned()
+    }
+}
+
+/// Replaces bytes `range` with `text`.
+pub(crate) fn replace(rope: &mut Rope, range: Range<usize>, text: &str) {
+    let start = rope.byte_to_char(range.start.min(rope.len_bytes()));
+    let end = rope.byte_to_char(range.end.min(rope.len_bytes())).max(start);
+    rope.remove(start..end);
+    rope.insert(start, text);
 }
 
 pub(crate) fn diagnostic(
@@ -117,18 +141,28 @@ mod tests {
     #[test]
     fn positions_round_trip_in_both_encodings() {
         let text = "a\n; é𝄞x\nlast";
+        let rope = Rope::from_str(text);
         for enc in [Encoding::Utf8, Encoding::Utf16] {
-            let idx = LineIndex::new(text, enc);
+            let idx = LineIndex::new(&rope, enc);
             for (offset, _) in text.char_indices().chain([(text.len(), ' ')]) {
                 assert_eq!(idx.offset(idx.position(offset)), offset, "{enc:?} {offset}");
             }
         }
-        let u16 = LineIndex::new(text, Encoding::Utf16);
+        let u16 = LineIndex::new(&rope, Encoding::Utf16);
         let x = text.find('x').expect("x");
         assert_eq!(u16.position(x), Position { line: 1, character: 5 }, "é is 1 unit, 𝄞 is 2");
-        let u8 = LineIndex::new(text, Encoding::Utf8);
+        let u8 = LineIndex::new(&rope, Encoding::Utf8);
         assert_eq!(u8.position(x), Position { line: 1, character: 8 });
         assert_eq!(u16.offset(Position { line: 9, character: 0 }), text.len());
         assert_eq!(u16.offset(Position { line: 0, character: 99 }), 1);
+        assert_eq!(u8.line_text(x), "; é𝄞x");
+        // A CRLF line keeps its CR, as a client that sends one expects back.
+        let crlf = Rope::from_str("a\r\nb");
+        let idx = LineIndex::new(&crlf, Encoding::Utf16);
+        assert_eq!(idx.position(3), Position { line: 1, character: 0 });
+        assert_eq!(idx.offset(Position { line: 0, character: 9 }), 2);
+        let mut edited = Rope::from_str("héllo\nworld");
+        replace(&mut edited, 1..3, "E");
+        assert_eq!(edited.to_string(), "hEllo\nworld");
     }
 }

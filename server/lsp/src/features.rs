@@ -149,8 +149,7 @@ pub(crate) fn record_run(
         let index = LineIndex::new(&doc.text, encoding);
         let line = trap.line.unwrap_or(1).saturating_sub(1);
         let start = index.offset(Position { line, character: 0 });
-        let end = doc.text[start..].find('\n').map_or(doc.text.len(), |i| start + i);
-        let text = &doc.text[start..end];
+        let text = &index.line_text(start);
         let indent = text.len() - text.trim_start().len();
         let code_end = text.find(';').map_or(text.len(), |i| i).max(indent);
         let range =

@@ -54,9 +54,9 @@ fn analysis_threads() -> tokio::runtime::Handle {
 #[derive(Clone)]
 struct Document {
     file: wave_db::SourceFile,
-    /// Shared with the snapshots of requests in flight; an edit copies it only while one
-    /// holds it.
-    text: Arc<String>,
+    /// The text as a rope: an edit and a position conversion cost the log of its size, and
+    /// the snapshots of requests in flight share its nodes.
+    text: ropey::Rope,
     version: i32,
     /// Diagnostics of the last run (traps at their line), for this version only.
     run_diagnostics: Vec<Diagnostic>,
@@ -480,7 +480,7 @@ impl LanguageServer for Backend {
                 Some(d) => {
                     d.file.set_text(&mut s.db).to(doc.text.clone());
                     d.file.set_version(&mut s.db).to(doc.version);
-                    d.text = Arc::new(doc.text);
+                    d.text = ropey::Rope::from_str(&doc.text);
                     d.version = doc.version;
                     d.run_diagnostics.clear();
                 }
@@ -493,7 +493,7 @@ impl LanguageServer for Backend {
                     );
                     let document = Document {
                         file,
-                        text: Arc::new(doc.text),
+                        text: ropey::Rope::from_str(&doc.text),
                         version: doc.version,
                         run_diagnostics: Vec::new(),
                     };
@@ -516,12 +516,12 @@ impl LanguageServer for Backend {
             }
             for change in params.content_changes {
                 match change.range {
-                    None => doc.text = Arc::new(change.text),
+                    None => doc.text = ropey::Rope::from_str(&change.text),
                     Some(range) => {
                         let index = LineIndex::new(&doc.text, encoding);
                         let start = index.offset(range.start);
                         let end = index.offset(range.end).max(start);
-                        Arc::make_mut(&mut doc.text).replace_range(start..end, &change.text);
+                        convert::replace(&mut doc.text, start..end, &change.text);
                     }
                 }
             }
@@ -645,7 +645,10 @@ impl LanguageServer for Backend {
     async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
         self.on_document(&params.text_document.uri.clone(), move |s, doc, index| {
             let formatted = wave_ide::format(&s.db, doc.file)?;
-            Some(vec![TextEdit { range: index.range(0..doc.text.len()), new_text: formatted }])
+            Some(vec![TextEdit {
+                range: index.range(0..doc.text.len_bytes()),
+                new_text: formatted,
+            }])
         })
         .await
     }
