@@ -18,7 +18,9 @@
 
 mod arbitrary;
 mod encoding;
+pub mod flags;
 mod lookup;
+mod opcode;
 mod operation;
 mod table;
 pub mod target;
@@ -27,10 +29,12 @@ pub mod vendor;
 
 pub use arbitrary::arbitrary_inst;
 pub use encoding::{DecodeError, EncodeError, FLAG_EXTENDED, FLAG_PREDICATED, Guard, Inst};
+pub use flags::{Block, Flags};
 pub use lookup::{
     Resolved, SuffixError, all_spellings, expected_suffixes, lookup, lookup_name, scope_name,
     suggest,
 };
+pub use opcode::Opcode;
 pub use operation::Operation;
 pub use table::*;
 pub use text::{format_float, write_inst, write_mnemonic};

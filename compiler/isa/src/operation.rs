@@ -7,7 +7,7 @@
 //! `wave_reduce`, the type and memory of an atomic) are separate variants or fields, so a
 //! consumer matches once and never decodes modifier bits itself.
 
-use crate::{AtomicType, Inst};
+use crate::{AtomicType, Inst, Opcode};
 
 /// What an instruction does. Comparison codes: `icmp` 0 eq, 1 ne, 2 lt, 3 le, 4 gt, 5 ge
 /// (signed); `ucmp` 0 lt, 1 le; `fcmp` 0 eq, 1 lt, 2 le, 3 gt, 4 ne, 5 ord, 6 unord.
@@ -129,133 +129,128 @@ pub enum Operation {
 impl Operation {
     /// The operation of `inst`, or `None` when its opcode is not in the table.
     pub fn of(inst: &Inst) -> Option<Operation> {
-        of(inst.info()?.mnemonic, inst)
+        Some(of(Opcode::from_u8(inst.opcode)?, inst))
     }
 }
 
-fn of(mnemonic: &str, inst: &Inst) -> Option<Operation> {
+fn of(opcode: Opcode, inst: &Inst) -> Operation {
     let m = inst.modifier;
-    Some(match mnemonic {
-        "iadd" => Operation::Iadd,
-        "isub" => Operation::Isub,
-        "imul" => Operation::Imul,
-        "imul_hi" => Operation::ImulHi,
-        "imad" => Operation::Imad,
-        "idiv" => Operation::Idiv,
-        "imod" => Operation::Imod,
-        "ineg" => Operation::Ineg,
-        "iabs" => Operation::Iabs,
-        "imin" => Operation::Imin,
-        "imax" => Operation::Imax,
-        "iclamp" => Operation::Iclamp,
-        "umin" => Operation::Umin,
-        "umax" => Operation::Umax,
-        "fadd" => Operation::Fadd,
-        "fsub" => Operation::Fsub,
-        "fmul" => Operation::Fmul,
-        "fma" => Operation::Fma,
-        "fdiv" => Operation::Fdiv,
-        "fneg" => Operation::Fneg,
-        "fabs" => Operation::Fabs,
-        "fmin" => Operation::Fmin,
-        "fmax" => Operation::Fmax,
-        "fclamp" => Operation::Fclamp,
-        "fsqrt" => Operation::Fsqrt,
-        "frsqrt" => Operation::Frsqrt,
-        "frcp" => Operation::Frcp,
-        "fround" => [Operation::Ffloor, Operation::Fceil, Operation::Fround, Operation::Ftrunc]
+    let atomic = |op: u8| {
+        Operation::Atomic(op, AtomicType::from_bits(m & 7).unwrap_or(AtomicType::U32), m & 8 != 0)
+    };
+    match opcode {
+        Opcode::Iadd => Operation::Iadd,
+        Opcode::Isub => Operation::Isub,
+        Opcode::Imul => Operation::Imul,
+        Opcode::ImulHi => Operation::ImulHi,
+        Opcode::Imad => Operation::Imad,
+        Opcode::Idiv => Operation::Idiv,
+        Opcode::Imod => Operation::Imod,
+        Opcode::Ineg => Operation::Ineg,
+        Opcode::Iabs => Operation::Iabs,
+        Opcode::Imin => Operation::Imin,
+        Opcode::Imax => Operation::Imax,
+        Opcode::Iclamp => Operation::Iclamp,
+        Opcode::Umin => Operation::Umin,
+        Opcode::Umax => Operation::Umax,
+        Opcode::Fadd => Operation::Fadd,
+        Opcode::Fsub => Operation::Fsub,
+        Opcode::Fmul => Operation::Fmul,
+        Opcode::Fma => Operation::Fma,
+        Opcode::Fdiv => Operation::Fdiv,
+        Opcode::Fneg => Operation::Fneg,
+        Opcode::Fabs => Operation::Fabs,
+        Opcode::Fmin => Operation::Fmin,
+        Opcode::Fmax => Operation::Fmax,
+        Opcode::Fclamp => Operation::Fclamp,
+        Opcode::Fsqrt => Operation::Fsqrt,
+        Opcode::Frsqrt => Operation::Frsqrt,
+        Opcode::Frcp => Operation::Frcp,
+        Opcode::Fround => {
+            [Operation::Ffloor, Operation::Fceil, Operation::Fround, Operation::Ftrunc]
+                [usize::from(m & 3)]
+        }
+        Opcode::Ffract => Operation::Ffract,
+        Opcode::Ftransc => [Operation::Fsin, Operation::Fcos, Operation::Fexp2, Operation::Flog2]
             [usize::from(m & 3)],
-        "ffract" => Operation::Ffract,
-        "ftransc" => [Operation::Fsin, Operation::Fcos, Operation::Fexp2, Operation::Flog2]
-            [usize::from(m & 3)],
-        "and" => Operation::And,
-        "or" => Operation::Or,
-        "xor" => Operation::Xor,
-        "not" => Operation::Not,
-        "shift" => {
+        Opcode::And => Operation::And,
+        Opcode::Or => Operation::Or,
+        Opcode::Xor => Operation::Xor,
+        Opcode::Not => Operation::Not,
+        Opcode::Shift => {
             [Operation::Shl, Operation::Shr, Operation::Sar, Operation::Sar][usize::from(m & 3)]
         }
-        "bitop" => [Operation::Bitcount, Operation::Bitfind, Operation::Bitrev, Operation::Bitrev]
-            [usize::from(m & 3)],
-        "bfe" => Operation::Bfe,
-        "bfi" => Operation::Bfi,
-        "icmp" => Operation::Icmp(m),
-        "ucmp" => Operation::Ucmp(m),
-        "fcmp" => Operation::Fcmp(m),
-        "select" => Operation::Select,
-        "fsat" => Operation::Fsat,
-        "local_load" => Operation::LocalLoad(m),
-        "local_store" => Operation::LocalStore(m),
-        "device_load" => Operation::DeviceLoad(m),
-        "device_store" => Operation::DeviceStore(m),
-        "wave_shuffle" | "wave_shuffle_idx" => Operation::Shuffle,
-        "wave_shuffle_up" => Operation::ShuffleUp,
-        "wave_shuffle_down" => Operation::ShuffleDown,
-        "wave_shuffle_xor" => Operation::ShuffleXor,
-        "wave_broadcast" => Operation::Broadcast,
-        "wave_ballot" => Operation::Ballot,
-        "wave_any" => Operation::Any,
-        "wave_all" => Operation::All,
-        "wave_prefix_sum" => Operation::PrefixSum,
-        "wave_reduce" => Operation::Reduce(m.wrapping_sub(8)),
-        "if" => Operation::If,
-        "else" => Operation::Else,
-        "endif" => Operation::Endif,
-        "loop" => Operation::Loop,
-        "break" => Operation::Break,
-        "continue" => Operation::Continue,
-        "endloop" => Operation::Endloop,
-        "call" => Operation::Call,
-        "return" => Operation::Return,
-        "barrier" => Operation::Barrier,
-        "fence" => Operation::Fence,
-        "wait" => Operation::Wait,
-        "halt" => Operation::Halt,
-        "cvt_f32_i32" => Operation::CvtF32I32,
-        "cvt_f32_u32" => Operation::CvtF32U32,
-        "cvt_i32_f32" => Operation::CvtI32F32,
-        "cvt_u32_f32" => Operation::CvtU32F32,
-        "cvt_f32_f16" => Operation::CvtF32F16,
-        "cvt_f16_f32" => Operation::CvtF16F32,
-        "cvt_f32_f64" => Operation::CvtF32F64,
-        "cvt_f64_f32" => Operation::CvtF64F32,
-        "hadd" => Operation::Hadd,
-        "hsub" => Operation::Hsub,
-        "hmul" => Operation::Hmul,
-        "hma" => Operation::Hma,
-        "hadd2" => Operation::Hadd2,
-        "hmul2" => Operation::Hmul2,
-        "hma2" => Operation::Hma2,
-        "dadd" => Operation::Dadd,
-        "dsub" => Operation::Dsub,
-        "dmul" => Operation::Dmul,
-        "dma" => Operation::Dma,
-        "ddiv" => Operation::Ddiv,
-        "dsqrt" => Operation::Dsqrt,
-        "mma_f16_f32" | "mma_bf16_f32" | "mma_f32_f32" => Operation::Mma,
-        "mov" | "mov_imm" => Operation::Mov,
-        "mov_special" => Operation::MovSpecial,
-        "nop" => Operation::Nop,
-        other => {
-            let atomic = [
-                "atomic_add",
-                "atomic_sub",
-                "atomic_min",
-                "atomic_max",
-                "atomic_and",
-                "atomic_or",
-                "atomic_xor",
-                "atomic_exchange",
-                "atomic_cas",
-            ];
-            match atomic.iter().position(|a| *a == other) {
-                Some(i) => Operation::Atomic(
-                    i as u8,
-                    AtomicType::from_bits(m & 7).unwrap_or(AtomicType::U32),
-                    m & 8 != 0,
-                ),
-                None => return None,
-            }
+        Opcode::Bitop => {
+            [Operation::Bitcount, Operation::Bitfind, Operation::Bitrev, Operation::Bitrev]
+                [usize::from(m & 3)]
         }
-    })
+        Opcode::Bfe => Operation::Bfe,
+        Opcode::Bfi => Operation::Bfi,
+        Opcode::Icmp => Operation::Icmp(m),
+        Opcode::Ucmp => Operation::Ucmp(m),
+        Opcode::Fcmp => Operation::Fcmp(m),
+        Opcode::Select => Operation::Select,
+        Opcode::Fsat => Operation::Fsat,
+        Opcode::LocalLoad => Operation::LocalLoad(m),
+        Opcode::LocalStore => Operation::LocalStore(m),
+        Opcode::DeviceLoad => Operation::DeviceLoad(m),
+        Opcode::DeviceStore => Operation::DeviceStore(m),
+        Opcode::WaveShuffle | Opcode::WaveShuffleIdx => Operation::Shuffle,
+        Opcode::WaveShuffleUp => Operation::ShuffleUp,
+        Opcode::WaveShuffleDown => Operation::ShuffleDown,
+        Opcode::WaveShuffleXor => Operation::ShuffleXor,
+        Opcode::WaveBroadcast => Operation::Broadcast,
+        Opcode::WaveBallot => Operation::Ballot,
+        Opcode::WaveAny => Operation::Any,
+        Opcode::WaveAll => Operation::All,
+        Opcode::WavePrefixSum => Operation::PrefixSum,
+        Opcode::WaveReduce => Operation::Reduce(m.wrapping_sub(8)),
+        Opcode::If => Operation::If,
+        Opcode::Else => Operation::Else,
+        Opcode::Endif => Operation::Endif,
+        Opcode::Loop => Operation::Loop,
+        Opcode::Break => Operation::Break,
+        Opcode::Continue => Operation::Continue,
+        Opcode::Endloop => Operation::Endloop,
+        Opcode::Call => Operation::Call,
+        Opcode::Return => Operation::Return,
+        Opcode::Barrier => Operation::Barrier,
+        Opcode::Fence => Operation::Fence,
+        Opcode::Wait => Operation::Wait,
+        Opcode::Halt => Operation::Halt,
+        Opcode::CvtF32I32 => Operation::CvtF32I32,
+        Opcode::CvtF32U32 => Operation::CvtF32U32,
+        Opcode::CvtI32F32 => Operation::CvtI32F32,
+        Opcode::CvtU32F32 => Operation::CvtU32F32,
+        Opcode::CvtF32F16 => Operation::CvtF32F16,
+        Opcode::CvtF16F32 => Operation::CvtF16F32,
+        Opcode::CvtF32F64 => Operation::CvtF32F64,
+        Opcode::CvtF64F32 => Operation::CvtF64F32,
+        Opcode::Hadd => Operation::Hadd,
+        Opcode::Hsub => Operation::Hsub,
+        Opcode::Hmul => Operation::Hmul,
+        Opcode::Hma => Operation::Hma,
+        Opcode::Hadd2 => Operation::Hadd2,
+        Opcode::Hmul2 => Operation::Hmul2,
+        Opcode::Hma2 => Operation::Hma2,
+        Opcode::Dadd => Operation::Dadd,
+        Opcode::Dsub => Operation::Dsub,
+        Opcode::Dmul => Operation::Dmul,
+        Opcode::Dma => Operation::Dma,
+        Opcode::Ddiv => Operation::Ddiv,
+        Opcode::Dsqrt => Operation::Dsqrt,
+        Opcode::MmaF16F32 | Opcode::MmaBf16F32 | Opcode::MmaF32F32 => Operation::Mma,
+        Opcode::Mov | Opcode::MovImm => Operation::Mov,
+        Opcode::MovSpecial => Operation::MovSpecial,
+        Opcode::Nop => Operation::Nop,
+        Opcode::AtomicAdd => atomic(0),
+        Opcode::AtomicSub => atomic(1),
+        Opcode::AtomicMin => atomic(2),
+        Opcode::AtomicMax => atomic(3),
+        Opcode::AtomicAnd => atomic(4),
+        Opcode::AtomicOr => atomic(5),
+        Opcode::AtomicXor => atomic(6),
+        Opcode::AtomicExchange => atomic(7),
+        Opcode::AtomicCas => atomic(8),
+    }
 }

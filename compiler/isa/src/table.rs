@@ -12,7 +12,8 @@
 //!   generated underscore forms (`icmp_lt`, `device_load_u32`) are added by [`crate::lookup`]
 //!   from the modifier names and need no row.
 
-use crate::{Capability, Category, Format};
+use crate::flags::{self, Flags};
+use crate::{Capability, Category, Format, Opcode};
 
 /// Where a register operand's number is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -179,7 +180,9 @@ pub const ATOMIC_TYPES: &[AtomicType] =
 /// One row of the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpInfo {
-    /// The 8-bit primary opcode.
+    /// The opcode.
+    pub op: Opcode,
+    /// The 8-bit primary opcode (`op as u8`).
     pub opcode: u8,
     /// Canonical mnemonic (Appendix A).
     pub mnemonic: &'static str,
@@ -199,6 +202,8 @@ pub struct OpInfo {
     pub capability: Option<Capability>,
     /// Other whole spellings: (alias, suffixes it implies).
     pub aliases: &'static [(&'static str, &'static [&'static str])],
+    /// What passes and analyses may assume about it ([`crate::flags`]).
+    pub flags: Flags,
     /// The spec section that defines it.
     pub section: &'static str,
     /// One paragraph of semantics, in the words of the spec where it has them.
@@ -330,12 +335,13 @@ const INT_ATOMIC: &[AtomicType] =
 const BIT_ATOMIC: &[AtomicType] = &[AtomicType::U32, AtomicType::U64];
 
 macro_rules! op {
-    ($code:literal, $name:literal, $fmt:ident, $cat:ident, $ops:expr, $sec:literal, $sum:literal
+    ($op:ident, $fmt:ident, $cat:ident, $ops:expr, $sec:literal, $sum:literal
      $(, modifier = $m:expr)? $(, scope = $s:expr)? $(, predicable = $p:expr)?
-     $(, cap = $c:ident)? $(, aliases = $a:expr)?) => {
+     $(, cap = $c:ident)? $(, aliases = $a:expr)? $(, flags = $f:expr)? $(,)?) => {
         OpInfo {
-            opcode: $code,
-            mnemonic: $name,
+            op: Opcode::$op,
+            opcode: Opcode::$op as u8,
+            mnemonic: Opcode::$op.mnemonic(),
             format: Format::$fmt,
             category: Category::$cat,
             operands: $ops,
@@ -344,6 +350,7 @@ macro_rules! op {
             predicable: { #[allow(unused_variables, reason = "the default, shadowed when the row gives its own")] let p = true; $(let p = $p;)? p },
             capability: { #[allow(unused_variables, reason = "the default, shadowed when the row gives its own")] let c: Option<Capability> = None; $(let c = Some(Capability::$c);)? c },
             aliases: { #[allow(unused_variables, reason = "the default, shadowed when the row gives its own")] let a: &[(&str, &[&str])] = &[]; $(let a: &[(&str, &[&str])] = $a;)? a },
+            flags: { #[allow(unused_variables, reason = "the default, shadowed when the row gives its own")] let f = flags::PURE; $(let f = $f;)? f },
             section: $sec,
             summary: $sum,
         }
@@ -357,11 +364,10 @@ const fn named(names: &'static [(&'static str, u8)], default: Option<u8>) -> Mod
 /// The instruction table, sorted by opcode.
 pub static OPCODES: &[OpInfo] = &[
     // Integer arithmetic (6.2).
-    op!(0x00, "iadd", Base, Integer, BIN_INT, "6.2", "rd = rs1 + rs2, wrapping on overflow."),
-    op!(0x01, "isub", Base, Integer, BIN_INT, "6.2", "rd = rs1 - rs2, wrapping on overflow."),
+    op!(Iadd, Base, Integer, BIN_INT, "6.2", "rd = rs1 + rs2, wrapping on overflow."),
+    op!(Isub, Base, Integer, BIN_INT, "6.2", "rd = rs1 - rs2, wrapping on overflow."),
     op!(
-        0x02,
-        "imul",
+        Imul,
         Base,
         Integer,
         BIN_INT,
@@ -369,18 +375,16 @@ pub static OPCODES: &[OpInfo] = &[
         "rd = (rs1 * rs2) & 0xFFFFFFFF: the low 32 bits of the product."
     ),
     op!(
-        0x03,
-        "imul_hi",
+        ImulHi,
         Base,
         Integer,
         BIN_INT,
         "6.2",
         "rd = (rs1 * rs2) >> 32: the high 32 bits of the signed 64-bit product."
     ),
-    op!(0x04, "imad", Extended, Integer, TERNARY, "6.2", "rd = rs1 * rs2 + rs3, wrapping."),
+    op!(Imad, Extended, Integer, TERNARY, "6.2", "rd = rs1 * rs2 + rs3, wrapping."),
     op!(
-        0x05,
-        "idiv",
+        Idiv,
         Base,
         Integer,
         BIN_INT,
@@ -388,56 +392,44 @@ pub static OPCODES: &[OpInfo] = &[
         "rd = rs1 / rs2, signed, rounding toward zero. Division by zero is undefined behaviour."
     ),
     op!(
-        0x06,
-        "imod",
+        Imod,
         Base,
         Integer,
         BIN_INT,
         "6.2",
         "rd = rs1 % rs2, signed, with the sign of rs1. Division by zero is undefined behaviour."
     ),
-    op!(0x07, "ineg", Base, Integer, UNARY, "6.2", "rd = -rs1, wrapping (-(-2^31) = -2^31)."),
-    op!(0x08, "iabs", Base, Integer, UNARY, "6.2", "rd = abs(rs1), wrapping (abs(-2^31) = -2^31)."),
-    op!(0x09, "imin", Base, Integer, BIN_INT, "6.2", "rd = min(rs1, rs2), signed."),
-    op!(0x0A, "imax", Base, Integer, BIN_INT, "6.2", "rd = max(rs1, rs2), signed."),
+    op!(Ineg, Base, Integer, UNARY, "6.2", "rd = -rs1, wrapping (-(-2^31) = -2^31)."),
+    op!(Iabs, Base, Integer, UNARY, "6.2", "rd = abs(rs1), wrapping (abs(-2^31) = -2^31)."),
+    op!(Imin, Base, Integer, BIN_INT, "6.2", "rd = min(rs1, rs2), signed."),
+    op!(Imax, Base, Integer, BIN_INT, "6.2", "rd = max(rs1, rs2), signed."),
     op!(
-        0x0B,
-        "iclamp",
+        Iclamp,
         Extended,
         Integer,
         TERNARY,
         "6.2",
         "rd = clamp(rs1, rs2, rs3) = min(max(rs1, rs2), rs3), signed."
     ),
-    op!(0x0C, "umin", Base, Integer, BIN_INT, "6.2", "rd = min(rs1, rs2), unsigned."),
-    op!(0x0D, "umax", Base, Integer, BIN_INT, "6.2", "rd = max(rs1, rs2), unsigned."),
+    op!(Umin, Base, Integer, BIN_INT, "6.2", "rd = min(rs1, rs2), unsigned."),
+    op!(Umax, Base, Integer, BIN_INT, "6.2", "rd = max(rs1, rs2), unsigned."),
     // Floating-point arithmetic, F32 (6.4).
     op!(
-        0x10,
-        "fadd",
+        Fadd,
         Base,
         Float,
         BIN_FLOAT,
         "6.4",
         "rd = rs1 + rs2 in IEEE binary32, round to nearest even."
     ),
-    op!(0x11, "fsub", Base, Float, BIN_FLOAT, "6.4", "rd = rs1 - rs2 in binary32."),
-    op!(0x12, "fmul", Base, Float, BIN_FLOAT, "6.4", "rd = rs1 * rs2 in binary32."),
+    op!(Fsub, Base, Float, BIN_FLOAT, "6.4", "rd = rs1 - rs2 in binary32."),
+    op!(Fmul, Base, Float, BIN_FLOAT, "6.4", "rd = rs1 * rs2 in binary32."),
+    op!(Fma, Extended, Float, TERNARY, "6.4", "rd = rs1 * rs2 + rs3 with a single rounding."),
+    op!(Fdiv, Base, Float, BIN_FLOAT, "6.4", "rd = rs1 / rs2 in binary32."),
+    op!(Fneg, Base, Float, UNARY, "6.4", "rd = -rs1 (flips the sign bit, NaN included)."),
+    op!(Fabs, Base, Float, UNARY, "6.4", "rd = abs(rs1) (clears the sign bit)."),
     op!(
-        0x13,
-        "fma",
-        Extended,
-        Float,
-        TERNARY,
-        "6.4",
-        "rd = rs1 * rs2 + rs3 with a single rounding."
-    ),
-    op!(0x14, "fdiv", Base, Float, BIN_FLOAT, "6.4", "rd = rs1 / rs2 in binary32."),
-    op!(0x15, "fneg", Base, Float, UNARY, "6.4", "rd = -rs1 (flips the sign bit, NaN included)."),
-    op!(0x16, "fabs", Base, Float, UNARY, "6.4", "rd = abs(rs1) (clears the sign bit)."),
-    op!(
-        0x17,
-        "fmin",
+        Fmin,
         Base,
         Float,
         BIN_FLOAT,
@@ -445,8 +437,7 @@ pub static OPCODES: &[OpInfo] = &[
         "rd = min(rs1, rs2); if one operand is NaN the other is returned."
     ),
     op!(
-        0x18,
-        "fmax",
+        Fmax,
         Base,
         Float,
         BIN_FLOAT,
@@ -454,20 +445,18 @@ pub static OPCODES: &[OpInfo] = &[
         "rd = max(rs1, rs2); if one operand is NaN the other is returned."
     ),
     op!(
-        0x19,
-        "fclamp",
+        Fclamp,
         Extended,
         Float,
         TERNARY,
         "6.4",
         "rd = clamp(rs1, rs2, rs3) = min(max(rs1, rs2), rs3)."
     ),
-    op!(0x1A, "fsqrt", Base, Float, UNARY, "6.4", "rd = sqrt(rs1)."),
-    op!(0x1B, "frsqrt", Base, Float, UNARY, "6.4", "rd = 1 / sqrt(rs1)."),
-    op!(0x1C, "frcp", Base, Float, UNARY, "6.4", "rd = 1 / rs1."),
+    op!(Fsqrt, Base, Float, UNARY, "6.4", "rd = sqrt(rs1)."),
+    op!(Frsqrt, Base, Float, UNARY, "6.4", "rd = 1 / sqrt(rs1)."),
+    op!(Frcp, Base, Float, UNARY, "6.4", "rd = 1 / rs1."),
     op!(
-        0x1D,
-        "fround",
+        Fround,
         Base,
         Float,
         UNARY,
@@ -477,8 +466,7 @@ pub static OPCODES: &[OpInfo] = &[
         aliases = &[("ffloor", &["floor"]), ("fceil", &["ceil"]), ("ftrunc", &["trunc"])]
     ),
     op!(
-        0x1E,
-        "ffract",
+        Ffract,
         Base,
         Float,
         UNARY,
@@ -486,8 +474,7 @@ pub static OPCODES: &[OpInfo] = &[
         "rd = rs1 - floor(rs1), in [0, 1): where the subtraction rounds up to 1.0 (tiny negative rs1) the result is the largest binary32 below 1."
     ),
     op!(
-        0x1F,
-        "ftransc",
+        Ftransc,
         Base,
         Float,
         UNARY,
@@ -498,13 +485,12 @@ pub static OPCODES: &[OpInfo] = &[
             &[("fsin", &["sin"]), ("fcos", &["cos"]), ("fexp2", &["exp2"]), ("flog2", &["log2"])]
     ),
     // Bitwise (6.3).
-    op!(0x20, "and", Base, Bitwise, BIN_INT, "6.3", "rd = rs1 & rs2."),
-    op!(0x21, "or", Base, Bitwise, BIN_INT, "6.3", "rd = rs1 | rs2."),
-    op!(0x22, "xor", Base, Bitwise, BIN_INT, "6.3", "rd = rs1 ^ rs2."),
-    op!(0x23, "not", Base, Bitwise, UNARY, "6.3", "rd = ~rs1."),
+    op!(And, Base, Bitwise, BIN_INT, "6.3", "rd = rs1 & rs2."),
+    op!(Or, Base, Bitwise, BIN_INT, "6.3", "rd = rs1 | rs2."),
+    op!(Xor, Base, Bitwise, BIN_INT, "6.3", "rd = rs1 ^ rs2."),
+    op!(Not, Base, Bitwise, UNARY, "6.3", "rd = ~rs1."),
     op!(
-        0x24,
-        "shift",
+        Shift,
         Base,
         Bitwise,
         BIN_INT,
@@ -514,8 +500,7 @@ pub static OPCODES: &[OpInfo] = &[
         aliases = &[("shl", &["shl"]), ("shr", &["shr"]), ("sar", &["sar"])]
     ),
     op!(
-        0x25,
-        "bitop",
+        Bitop,
         Base,
         Bitwise,
         UNARY,
@@ -526,8 +511,7 @@ pub static OPCODES: &[OpInfo] = &[
             &[("bitcount", &["bitcount"]), ("bitfind", &["bitfind"]), ("bitrev", &["bitrev"])]
     ),
     op!(
-        0x26,
-        "bfe",
+        Bfe,
         Extended,
         Bitwise,
         TERNARY,
@@ -535,8 +519,7 @@ pub static OPCODES: &[OpInfo] = &[
         "Bit field extract: rd = (rs1 >> (rs2 & 31)) & ((1 << w) - 1) with w = min(rs3 & 0xFF, 32), zero-extended."
     ),
     op!(
-        0x27,
-        "bfi",
+        Bfi,
         Extended,
         Bitwise,
         QUATERNARY,
@@ -545,8 +528,7 @@ pub static OPCODES: &[OpInfo] = &[
     ),
     // Comparison and select (6.8).
     op!(
-        0x28,
-        "icmp",
+        Icmp,
         Base,
         Compare,
         CMP_INT,
@@ -555,8 +537,7 @@ pub static OPCODES: &[OpInfo] = &[
         modifier = named(ICMP_CONDITIONS, None)
     ),
     op!(
-        0x29,
-        "ucmp",
+        Ucmp,
         Base,
         Compare,
         CMP_INT,
@@ -565,8 +546,7 @@ pub static OPCODES: &[OpInfo] = &[
         modifier = named(UCMP_CONDITIONS, None)
     ),
     op!(
-        0x2A,
-        "fcmp",
+        Fcmp,
         Base,
         Compare,
         CMP_FLOAT,
@@ -574,19 +554,9 @@ pub static OPCODES: &[OpInfo] = &[
         "pd = rs1 <cond> rs2 in binary32; eq, lt, le, gt are false on NaN, ne is true on NaN, ord is true when neither is NaN, unord when either is.",
         modifier = named(FCMP_CONDITIONS, None)
     ),
+    op!(Select, Base, Compare, SELECT, "6.8", "rd = ps ? rs1 : rs2.", modifier = Modifier::PredSrc),
     op!(
-        0x2B,
-        "select",
-        Base,
-        Compare,
-        SELECT,
-        "6.8",
-        "rd = ps ? rs1 : rs2.",
-        modifier = Modifier::PredSrc
-    ),
-    op!(
-        0x2C,
-        "fsat",
+        Fsat,
         Base,
         Compare,
         UNARY,
@@ -595,129 +565,128 @@ pub static OPCODES: &[OpInfo] = &[
     ),
     // Local memory (6.9).
     op!(
-        0x30,
-        "local_load",
+        LocalLoad,
         Base,
         LocalMemory,
         LOAD,
         "6.9",
         "rd = Local Memory at [rs1 + offset], zero-extended; u64 fills a register pair.",
-        modifier = named(LOCAL_WIDTHS, None)
+        modifier = named(LOCAL_WIDTHS, None),
+        flags = flags::LOAD,
     ),
     op!(
-        0x31,
-        "local_store",
+        LocalStore,
         Base,
         LocalMemory,
         STORE,
         "6.9",
         "Local Memory at [rs1 + offset] = the low bits of rs2 (a pair for u64).",
-        modifier = named(LOCAL_WIDTHS, None)
+        modifier = named(LOCAL_WIDTHS, None),
+        flags = flags::STORE,
     ),
     // Device memory (6.9).
     op!(
-        0x38,
-        "device_load",
+        DeviceLoad,
         Base,
         DeviceMemory,
         LOAD,
         "6.9",
         "rd = Device Memory at [rs1 + offset], zero-extended; u64 fills a pair, u128 four registers. Asynchronous: use wait or a fence before relying on ordering with other threads.",
         modifier = named(DEVICE_WIDTHS, None),
-        scope = ScopeUse::CacheHint
+        scope = ScopeUse::CacheHint,
+        flags = flags::LOAD,
     ),
     op!(
-        0x39,
-        "device_store",
+        DeviceStore,
         Base,
         DeviceMemory,
         STORE,
         "6.9",
         "Device Memory at [rs1 + offset] = the low bits of rs2 (a pair for u64, four registers for u128).",
         modifier = named(DEVICE_WIDTHS, None),
-        scope = ScopeUse::CacheHint
+        scope = ScopeUse::CacheHint,
+        flags = flags::STORE,
     ),
     // Atomics (4.5, 6.10).
     op!(
-        0x40,
-        "atomic_add",
+        AtomicAdd,
         Extended,
         Atomic,
         ATOMIC,
         "6.10",
         "Atomically [rs1] += rs2 at the given scope; rd receives the old value (rd = r0: non-returning).",
         modifier = Modifier::Atomic { types: ALL_ATOMIC },
-        scope = ScopeUse::Scope
+        scope = ScopeUse::Scope,
+        flags = flags::ATOMIC,
     ),
     op!(
-        0x41,
-        "atomic_sub",
+        AtomicSub,
         Extended,
         Atomic,
         ATOMIC,
         "6.10",
         "Atomically [rs1] -= rs2; rd receives the old value (rd = r0: non-returning).",
         modifier = Modifier::Atomic { types: INT_ATOMIC },
-        scope = ScopeUse::Scope
+        scope = ScopeUse::Scope,
+        flags = flags::ATOMIC,
     ),
     op!(
-        0x42,
-        "atomic_min",
+        AtomicMin,
         Extended,
         Atomic,
         ATOMIC,
         "6.10",
         "Atomically [rs1] = min([rs1], rs2), signed for i32/i64; rd receives the old value.",
         modifier = Modifier::Atomic { types: INT_ATOMIC },
-        scope = ScopeUse::Scope
+        scope = ScopeUse::Scope,
+        flags = flags::ATOMIC,
     ),
     op!(
-        0x43,
-        "atomic_max",
+        AtomicMax,
         Extended,
         Atomic,
         ATOMIC,
         "6.10",
         "Atomically [rs1] = max([rs1], rs2), signed for i32/i64; rd receives the old value.",
         modifier = Modifier::Atomic { types: INT_ATOMIC },
-        scope = ScopeUse::Scope
+        scope = ScopeUse::Scope,
+        flags = flags::ATOMIC,
     ),
     op!(
-        0x44,
-        "atomic_and",
+        AtomicAnd,
         Extended,
         Atomic,
         ATOMIC,
         "6.10",
         "Atomically [rs1] &= rs2; rd receives the old value.",
         modifier = Modifier::Atomic { types: BIT_ATOMIC },
-        scope = ScopeUse::Scope
+        scope = ScopeUse::Scope,
+        flags = flags::ATOMIC,
     ),
     op!(
-        0x45,
-        "atomic_or",
+        AtomicOr,
         Extended,
         Atomic,
         ATOMIC,
         "6.10",
         "Atomically [rs1] |= rs2; rd receives the old value.",
         modifier = Modifier::Atomic { types: BIT_ATOMIC },
-        scope = ScopeUse::Scope
+        scope = ScopeUse::Scope,
+        flags = flags::ATOMIC,
     ),
     op!(
-        0x46,
-        "atomic_xor",
+        AtomicXor,
         Extended,
         Atomic,
         ATOMIC,
         "6.10",
         "Atomically [rs1] ^= rs2; rd receives the old value.",
         modifier = Modifier::Atomic { types: BIT_ATOMIC },
-        scope = ScopeUse::Scope
+        scope = ScopeUse::Scope,
+        flags = flags::ATOMIC,
     ),
     op!(
-        0x47,
-        "atomic_exchange",
+        AtomicExchange,
         Extended,
         Atomic,
         ATOMIC,
@@ -725,11 +694,11 @@ pub static OPCODES: &[OpInfo] = &[
         "Atomically swaps [rs1] and rs2; rd receives the old value.",
         modifier = Modifier::Atomic { types: BIT_ATOMIC },
         scope = ScopeUse::Scope,
-        aliases = &[("atomic_exch", &[]), ("atomic_swap", &[])]
+        aliases = &[("atomic_exch", &[]), ("atomic_swap", &[])],
+        flags = flags::ATOMIC,
     ),
     op!(
-        0x48,
-        "atomic_cas",
+        AtomicCas,
         Extended,
         Atomic,
         ATOMIC_CAS,
@@ -737,80 +706,96 @@ pub static OPCODES: &[OpInfo] = &[
         "Atomically: if [rs1] == rs2 then [rs1] = rs3; rd receives the old value.",
         modifier = Modifier::Atomic { types: BIT_ATOMIC },
         scope = ScopeUse::Scope,
-        aliases = &[("atomic_compare_swap", &[])]
+        aliases = &[("atomic_compare_swap", &[])],
+        flags = flags::ATOMIC,
     ),
     // Wave operations (6.11).
     op!(
-        0x50,
-        "wave_shuffle",
+        WaveShuffle,
         Base,
         Wave,
         SHUFFLE,
         "6.11",
-        "rd = rs1 of lane rs2. A source lane that is out of range or inactive gives rd's own rs1 (see docs/isa/deviations.md)."
+        "rd = rs1 of lane rs2. A source lane that is out of range or inactive gives rd's own rs1 (see docs/isa/deviations.md).",
+        flags = flags::WAVE,
     ),
-    op!(0x51, "wave_shuffle_up", Base, Wave, SHUFFLE, "6.11", "rd = rs1 of lane (lane_id - rs2)."),
     op!(
-        0x52,
-        "wave_shuffle_down",
+        WaveShuffleUp,
         Base,
         Wave,
         SHUFFLE,
         "6.11",
-        "rd = rs1 of lane (lane_id + rs2)."
+        "rd = rs1 of lane (lane_id - rs2).",
+        flags = flags::WAVE
     ),
-    op!(0x53, "wave_shuffle_xor", Base, Wave, SHUFFLE, "6.11", "rd = rs1 of lane (lane_id ^ rs2)."),
     op!(
-        0x54,
-        "wave_broadcast",
+        WaveShuffleDown,
         Base,
         Wave,
         SHUFFLE,
         "6.11",
-        "rd = rs1 of lane rs2 (uniform lane), in every active thread."
+        "rd = rs1 of lane (lane_id + rs2).",
+        flags = flags::WAVE,
     ),
     op!(
-        0x55,
-        "wave_ballot",
+        WaveShuffleXor,
+        Base,
+        Wave,
+        SHUFFLE,
+        "6.11",
+        "rd = rs1 of lane (lane_id ^ rs2).",
+        flags = flags::WAVE
+    ),
+    op!(
+        WaveBroadcast,
+        Base,
+        Wave,
+        SHUFFLE,
+        "6.11",
+        "rd = rs1 of lane rs2 (uniform lane), in every active thread.",
+        flags = flags::WAVE,
+    ),
+    op!(
+        WaveBallot,
         Base,
         Wave,
         BALLOT,
         "6.11",
         "rd = bit mask of ps across the active threads (bit i is lane i).",
-        modifier = Modifier::PredSrc
+        modifier = Modifier::PredSrc,
+        flags = flags::WAVE,
     ),
     op!(
-        0x56,
-        "wave_any",
+        WaveAny,
         Base,
         Wave,
         VOTE,
         "6.11",
         "pd = true if ps holds in any active thread.",
-        modifier = Modifier::PredSrc
+        modifier = Modifier::PredSrc,
+        flags = flags::WAVE,
     ),
     op!(
-        0x57,
-        "wave_all",
+        WaveAll,
         Base,
         Wave,
         VOTE,
         "6.11",
         "pd = true if ps holds in every active thread.",
-        modifier = Modifier::PredSrc
+        modifier = Modifier::PredSrc,
+        flags = flags::WAVE,
     ),
     op!(
-        0x58,
-        "wave_prefix_sum",
+        WavePrefixSum,
         Base,
         Wave,
         UNARY,
         "6.11",
-        "rd = sum of rs1 over the active lanes below this one (exclusive prefix sum, wrapping)."
+        "rd = sum of rs1 over the active lanes below this one (exclusive prefix sum, wrapping).",
+        flags = flags::WAVE,
     ),
     op!(
-        0x59,
-        "wave_reduce",
+        WaveReduce,
         Base,
         Wave,
         UNARY,
@@ -827,115 +812,124 @@ pub static OPCODES: &[OpInfo] = &[
             ("wave_reduce_and_bits", &["and"]),
             ("wave_reduce_or_bits", &["or"]),
             ("wave_reduce_xor_bits", &["xor"])
-        ]
+        ],
+        flags = flags::WAVE,
     ),
     op!(
-        0x5A,
-        "wave_shuffle_idx",
+        WaveShuffleIdx,
         Base,
         Wave,
         SHUFFLE,
         "6.11",
-        "rd = rs1 of lane rs2 (arbitrary index shuffle), the same rule for inactive or out-of-range sources as wave_shuffle."
+        "rd = rs1 of lane rs2 (arbitrary index shuffle), the same rule for inactive or out-of-range sources as wave_shuffle.",
+        flags = flags::WAVE,
     ),
     // Control flow and synchronisation (5.1, 6.12, 6.13).
     op!(
-        0x60,
-        "if",
+        If,
         Base,
         Control,
         PRED_ONLY,
         "5.1",
         "Begins a conditional block: threads where ps is false become inactive until else or endif.",
         modifier = Modifier::PredSrc,
-        predicable = false
+        predicable = false,
+        flags = flags::OPEN,
     ),
     op!(
-        0x61,
-        "else",
+        Else,
         Base,
         Control,
         NONE,
         "5.1",
         "Switches to the threads that were active at the if and had ps false.",
-        predicable = false
+        predicable = false,
+        flags = flags::ELSE,
     ),
     op!(
-        0x62,
-        "endif",
+        Endif,
         Base,
         Control,
         NONE,
         "5.1",
         "Ends a conditional block: the threads active before the if are active again.",
-        predicable = false
+        predicable = false,
+        flags = flags::CLOSE,
     ),
-    op!(0x63, "loop", Base, Control, NONE, "5.1", "Begins a loop.", predicable = false),
     op!(
-        0x64,
-        "break",
+        Loop,
+        Base,
+        Control,
+        NONE,
+        "5.1",
+        "Begins a loop.",
+        predicable = false,
+        flags = flags::OPEN
+    ),
+    op!(
+        Break,
         Base,
         Control,
         PRED_ONLY,
         "5.1",
         "Threads where ps holds (or, with !ps, does not hold) leave the loop, in this iteration.",
         modifier = Modifier::PredSrc,
-        predicable = false
+        predicable = false,
+        flags = flags::EXIT,
     ),
     op!(
-        0x65,
-        "continue",
+        Continue,
         Base,
         Control,
         PRED_ONLY,
         "5.1",
         "Threads where ps holds skip to the next iteration.",
         modifier = Modifier::PredSrc,
-        predicable = false
+        predicable = false,
+        flags = flags::EXIT,
     ),
     op!(
-        0x66,
-        "endloop",
+        Endloop,
         Base,
         Control,
         NONE,
         "5.1",
         "Ends the loop body: branches back to loop while any thread remains in the loop.",
-        predicable = false
+        predicable = false,
+        flags = flags::CLOSE,
     ),
     op!(
-        0x67,
-        "call",
+        Call,
         Extended,
         Control,
         CALL,
         "5.1",
         "Calls the function at the label; the extension word holds its byte offset in the code section.",
-        predicable = false
+        predicable = false,
+        flags = flags::SYNC,
     ),
     op!(
-        0x68,
-        "return",
+        Return,
         Base,
         Control,
         NONE,
         "5.1",
         "Returns from the current function.",
-        predicable = false
+        predicable = false,
+        flags = flags::RETURN,
     ),
     op!(
-        0x69,
-        "barrier",
+        Barrier,
         Base,
         Control,
         NONE,
         "6.12",
         "Workgroup barrier: every wave of the workgroup reaches it before any proceeds; memory operations before it are visible to the workgroup after it. Must not be reached in divergent control flow.",
-        predicable = false
+        predicable = false,
+        flags = flags::SYNC,
     ),
     op!(
-        0x6A,
-        "fence",
+        Fence,
         Base,
         Control,
         NONE,
@@ -947,32 +941,31 @@ pub static OPCODES: &[OpInfo] = &[
             ("fence_acquire", &["acquire"]),
             ("fence_release", &["release"]),
             ("fence_acq_rel", &["acq_rel"])
-        ]
+        ],
+        flags = flags::SYNC,
     ),
     op!(
-        0x6B,
-        "wait",
+        Wait,
         Base,
         Control,
         NONE,
         "6.9",
-        "Waits until this thread's outstanding device loads have completed."
+        "Waits until this thread's outstanding device loads have completed.",
+        flags = flags::SYNC,
     ),
-    op!(0x6C, "halt", Base, Control, NONE, "5.1", "Terminates the executing threads."),
+    op!(Halt, Base, Control, NONE, "5.1", "Terminates the executing threads.", flags = flags::HALT),
     // Conversions (6.7).
     op!(
-        0x70,
-        "cvt_f32_i32",
+        CvtF32I32,
         Base,
         Convert,
         UNARY,
         "6.7",
         "rd = (f32) rs1 as a signed integer, round to nearest even."
     ),
-    op!(0x71, "cvt_f32_u32", Base, Convert, UNARY, "6.7", "rd = (f32) rs1 as an unsigned integer."),
+    op!(CvtF32U32, Base, Convert, UNARY, "6.7", "rd = (f32) rs1 as an unsigned integer."),
     op!(
-        0x72,
-        "cvt_i32_f32",
+        CvtI32F32,
         Base,
         Convert,
         UNARY,
@@ -980,8 +973,7 @@ pub static OPCODES: &[OpInfo] = &[
         "rd = (i32) rs1 rounded toward zero, saturating; NaN gives 0."
     ),
     op!(
-        0x73,
-        "cvt_u32_f32",
+        CvtU32F32,
         Base,
         Convert,
         UNARY,
@@ -989,8 +981,7 @@ pub static OPCODES: &[OpInfo] = &[
         "rd = (u32) rs1 rounded toward zero, saturating; NaN gives 0."
     ),
     op!(
-        0x74,
-        "cvt_f32_f16",
+        CvtF32F16,
         Base,
         Convert,
         CVT_FROM_HALF,
@@ -999,8 +990,7 @@ pub static OPCODES: &[OpInfo] = &[
         modifier = Modifier::Halves
     ),
     op!(
-        0x75,
-        "cvt_f16_f32",
+        CvtF16F32,
         Base,
         Convert,
         CVT_TO_HALF,
@@ -1009,8 +999,7 @@ pub static OPCODES: &[OpInfo] = &[
         modifier = Modifier::Halves
     ),
     op!(
-        0x76,
-        "cvt_f32_f64",
+        CvtF32F64,
         Base,
         Convert,
         CVT_FROM_PAIR,
@@ -1019,8 +1008,7 @@ pub static OPCODES: &[OpInfo] = &[
         cap = F64
     ),
     op!(
-        0x77,
-        "cvt_f64_f32",
+        CvtF64F32,
         Base,
         Convert,
         CVT_TO_PAIR,
@@ -1030,8 +1018,7 @@ pub static OPCODES: &[OpInfo] = &[
     ),
     // F16 (6.5).
     op!(
-        0x80,
-        "hadd",
+        Hadd,
         Base,
         F16,
         HALF_BIN,
@@ -1040,8 +1027,7 @@ pub static OPCODES: &[OpInfo] = &[
         modifier = Modifier::Halves
     ),
     op!(
-        0x81,
-        "hsub",
+        Hsub,
         Base,
         F16,
         HALF_BIN,
@@ -1050,8 +1036,7 @@ pub static OPCODES: &[OpInfo] = &[
         modifier = Modifier::Halves
     ),
     op!(
-        0x82,
-        "hmul",
+        Hmul,
         Base,
         F16,
         HALF_BIN,
@@ -1060,8 +1045,7 @@ pub static OPCODES: &[OpInfo] = &[
         modifier = Modifier::Halves
     ),
     op!(
-        0x83,
-        "hma",
+        Hma,
         Extended,
         F16,
         HALF_TERN,
@@ -1070,18 +1054,16 @@ pub static OPCODES: &[OpInfo] = &[
         modifier = Modifier::Halves
     ),
     op!(
-        0x84,
-        "hadd2",
+        Hadd2,
         Base,
         F16,
         PACKED_BIN,
         "6.5",
         "Both halves: rd.lo = rs1.lo + rs2.lo, rd.hi = rs1.hi + rs2.hi in binary16."
     ),
-    op!(0x85, "hmul2", Base, F16, PACKED_BIN, "6.5", "Both halves multiplied in binary16."),
+    op!(Hmul2, Base, F16, PACKED_BIN, "6.5", "Both halves multiplied in binary16."),
     op!(
-        0x86,
-        "hma2",
+        Hma2,
         Extended,
         F16,
         TERNARY,
@@ -1090,8 +1072,7 @@ pub static OPCODES: &[OpInfo] = &[
     ),
     // F64 (6.6), optional.
     op!(
-        0x90,
-        "dadd",
+        Dadd,
         Base,
         F64,
         PAIR_BIN,
@@ -1099,11 +1080,10 @@ pub static OPCODES: &[OpInfo] = &[
         "rd = rs1 + rs2 in binary64 on register pairs.",
         cap = F64
     ),
-    op!(0x91, "dsub", Base, F64, PAIR_BIN, "6.6", "rd = rs1 - rs2 in binary64.", cap = F64),
-    op!(0x92, "dmul", Base, F64, PAIR_BIN, "6.6", "rd = rs1 * rs2 in binary64.", cap = F64),
+    op!(Dsub, Base, F64, PAIR_BIN, "6.6", "rd = rs1 - rs2 in binary64.", cap = F64),
+    op!(Dmul, Base, F64, PAIR_BIN, "6.6", "rd = rs1 * rs2 in binary64.", cap = F64),
     op!(
-        0x93,
-        "dma",
+        Dma,
         Extended,
         F64,
         PAIR_TERN,
@@ -1111,12 +1091,11 @@ pub static OPCODES: &[OpInfo] = &[
         "rd = rs1 * rs2 + rs3 in binary64 with a single rounding.",
         cap = F64
     ),
-    op!(0x94, "ddiv", Base, F64, PAIR_BIN, "6.6", "rd = rs1 / rs2 in binary64.", cap = F64),
-    op!(0x95, "dsqrt", Base, F64, PAIR_UNARY, "6.6", "rd = sqrt(rs1) in binary64.", cap = F64),
+    op!(Ddiv, Base, F64, PAIR_BIN, "6.6", "rd = rs1 / rs2 in binary64.", cap = F64),
+    op!(Dsqrt, Base, F64, PAIR_UNARY, "6.6", "rd = sqrt(rs1) in binary64.", cap = F64),
     // Matrix multiply-accumulate (6.14), optional.
     op!(
-        0xA0,
-        "mma_f16_f32",
+        MmaF16F32,
         Extended,
         Mma,
         TERNARY,
@@ -1125,8 +1104,7 @@ pub static OPCODES: &[OpInfo] = &[
         cap = Mma
     ),
     op!(
-        0xA1,
-        "mma_bf16_f32",
+        MmaBf16F32,
         Extended,
         Mma,
         TERNARY,
@@ -1134,21 +1112,11 @@ pub static OPCODES: &[OpInfo] = &[
         "D = A * B + C with A and B bfloat16, C and D binary32.",
         cap = Mma
     ),
-    op!(
-        0xA2,
-        "mma_f32_f32",
-        Extended,
-        Mma,
-        TERNARY,
-        "6.14",
-        "D = A * B + C, all binary32.",
-        cap = Mma
-    ),
+    op!(MmaF32F32, Extended, Mma, TERNARY, "6.14", "D = A * B + C, all binary32.", cap = Mma),
     // Miscellaneous (6.15).
-    op!(0xF0, "mov", Base, Misc, UNARY, "6.15", "rd = rs1."),
+    op!(Mov, Base, Misc, UNARY, "6.15", "rd = rs1."),
     op!(
-        0xF1,
-        "mov_imm",
+        MovImm,
         Extended,
         Misc,
         MOV_IMM,
@@ -1156,14 +1124,14 @@ pub static OPCODES: &[OpInfo] = &[
         "rd = imm32 (any bit pattern; float literals give their binary32 bits)."
     ),
     op!(
-        0xF2,
-        "mov_special",
+        MovSpecial,
         Base,
         Misc,
         MOV_SPECIAL,
         "6.15",
         "rd = a special register (rs1 selects which).",
-        aliases = &[("mov_sr", &[])]
+        aliases = &[("mov_sr", &[])],
+        flags = flags::VARYING,
     ),
-    op!(0xF3, "nop", Base, Misc, NONE, "6.15", "No operation."),
+    op!(Nop, Base, Misc, NONE, "6.15", "No operation."),
 ];

@@ -353,3 +353,48 @@ fn every_opcode_has_an_operation() {
         assert!(Operation::of(&inst).is_some(), "`{}` has no operation", op.mnemonic);
     }
 }
+
+#[test]
+fn every_opcode_has_one_row_and_its_number_and_name() {
+    assert_eq!(Opcode::ALL.len(), OPCODES.len());
+    for (op, row) in Opcode::ALL.iter().zip(OPCODES) {
+        assert_eq!(row.op, *op);
+        assert_eq!(row.opcode, *op as u8);
+        assert_eq!(row.mnemonic, op.mnemonic());
+        assert_eq!(Opcode::from_u8(*op as u8), Some(*op));
+        assert_eq!(op.info().op, *op);
+    }
+    let defined = (0..=255u8).filter(|c| Opcode::from_u8(*c).is_some()).count();
+    assert_eq!(defined, OPCODES.len());
+}
+
+#[test]
+fn the_flags_say_what_the_structured_control_flow_and_memory_rows_are() {
+    use crate::Block;
+    let block = |o: Opcode| o.info().flags.block;
+    assert_eq!([block(Opcode::If), block(Opcode::Loop)], [Block::Open; 2]);
+    assert_eq!(block(Opcode::Else), Block::Else);
+    assert_eq!([block(Opcode::Endif), block(Opcode::Endloop)], [Block::Close; 2]);
+    assert_eq!([block(Opcode::Break), block(Opcode::Continue)], [Block::Exit; 2]);
+    for row in OPCODES {
+        let f = row.flags;
+        let memory = matches!(
+            row.category,
+            Category::LocalMemory | Category::DeviceMemory | Category::Atomic
+        );
+        if memory {
+            assert!(f.reads_memory || f.writes_memory, "{}", row.mnemonic);
+            assert_eq!(f.side_effects, f.writes_memory, "{}", row.mnemonic);
+        }
+        assert_eq!(f.cross_lane, row.category == Category::Wave, "{}", row.mnemonic);
+        assert_eq!(
+            f.block != Block::None,
+            row.category == Category::Control && !f.side_effects && !f.terminates,
+            "{}",
+            row.mnemonic
+        );
+        if matches!(row.category, Category::Integer | Category::Float | Category::Convert) {
+            assert_eq!(f, crate::flags::PURE, "{}", row.mnemonic);
+        }
+    }
+}
