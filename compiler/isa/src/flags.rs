@@ -1,28 +1,53 @@
 //! What passes and analyses may assume about an instruction beyond its operands: its part in
-//! structured control flow, memory, side effects, other lanes. Each row of the table carries
+//! where control goes next, memory, side effects, other lanes. Each row of the table carries
 //! its [`Flags`]; the kinds of row share the constants here.
 
-/// An instruction's part in structured control flow.
+/// Where control goes after an instruction: its part in structured control flow, calls and
+/// the end of a thread. Every control-flow analysis matches this, not the opcode.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Block {
-    /// None: it runs in line.
+pub enum Flow {
+    /// To the next instruction.
     #[default]
-    None,
-    /// Opens a block (`if`, `loop`).
-    Open,
-    /// Divides an `if` block (`else`).
+    Next,
+    /// `if`: into the block, or past its `else` or `endif` for lanes whose predicate fails.
+    If,
+    /// `else`: the lanes of the `if` arm go to the `endif`; the others enter here.
     Else,
-    /// Closes a block (`endif`, `endloop`).
-    Close,
-    /// Leaves or restarts the innermost loop (`break`, `continue`).
-    Exit,
+    /// `endif`: the lanes of both arms meet.
+    Endif,
+    /// `loop`: opens a loop.
+    Loop,
+    /// `endloop`: back to the `loop`.
+    Endloop,
+    /// `break`: the lanes whose predicate holds leave the innermost loop.
+    Break,
+    /// `continue`: the lanes whose predicate holds go back to the innermost loop's start.
+    Continue,
+    /// `call`: to a function, and back to the next instruction on `return`.
+    Call,
+    /// `return`: back to the instruction after the call.
+    Return,
+    /// `halt`: the thread ends.
+    Halt,
+}
+
+impl Flow {
+    /// Whether it opens a block (`if`, `loop`).
+    pub fn opens(self) -> bool {
+        matches!(self, Flow::If | Flow::Loop)
+    }
+
+    /// Whether it closes a block (`endif`, `endloop`).
+    pub fn closes(self) -> bool {
+        matches!(self, Flow::Endif | Flow::Endloop)
+    }
 }
 
 /// What passes and analyses may assume about an instruction, beyond its operands.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Flags {
-    /// Its part in structured control flow.
-    pub block: Block,
+    /// Where control goes after it.
+    pub flow: Flow,
     /// Reads Local or Device Memory.
     pub reads_memory: bool,
     /// Writes Local or Device Memory.
@@ -35,19 +60,16 @@ pub struct Flags {
     /// Its result may differ between threads even when its register inputs agree (memory,
     /// other lanes, a thread's own special registers).
     pub lane_varying: bool,
-    /// Ends the thread (`halt`) or the function (`return`).
-    pub terminates: bool,
 }
 
 /// Arithmetic: nothing but its registers.
 pub const PURE: Flags = Flags {
-    block: Block::None,
+    flow: Flow::Next,
     reads_memory: false,
     writes_memory: false,
     side_effects: false,
     cross_lane: false,
     lane_varying: false,
-    terminates: false,
 };
 /// Loads.
 pub const LOAD: Flags = Flags { reads_memory: true, lane_varying: true, ..PURE };
@@ -68,15 +90,11 @@ pub const VARYING: Flags = Flags { lane_varying: true, ..PURE };
 /// Calls, barriers, fences and `wait`: ordered against every memory access.
 pub const SYNC: Flags =
     Flags { reads_memory: true, writes_memory: true, side_effects: true, ..PURE };
-/// `if`, `loop`.
-pub const OPEN: Flags = Flags { block: Block::Open, ..PURE };
-/// `else`.
-pub const ELSE: Flags = Flags { block: Block::Else, ..PURE };
-/// `endif`, `endloop`.
-pub const CLOSE: Flags = Flags { block: Block::Close, ..PURE };
-/// `break`, `continue`.
-pub const EXIT: Flags = Flags { block: Block::Exit, ..PURE };
-/// `return`.
-pub const RETURN: Flags = Flags { terminates: true, ..PURE };
+/// A control-flow instruction with no other effect.
+pub const fn flow(flow: Flow) -> Flags {
+    Flags { flow, ..PURE }
+}
+/// `call`: the function may do anything.
+pub const CALL: Flags = Flags { flow: Flow::Call, ..SYNC };
 /// `halt`.
-pub const HALT: Flags = Flags { terminates: true, side_effects: true, ..PURE };
+pub const HALT: Flags = Flags { flow: Flow::Halt, side_effects: true, ..PURE };

@@ -29,7 +29,7 @@ pub mod vendor;
 
 pub use arbitrary::arbitrary_inst;
 pub use encoding::{DecodeError, EncodeError, FLAG_EXTENDED, FLAG_PREDICATED, Guard, Inst};
-pub use flags::{Block, Flags};
+pub use flags::{Flags, Flow};
 pub use lookup::{
     Resolved, SuffixError, all_spellings, expected_suffixes, lookup, lookup_name, scope_name,
     suggest,

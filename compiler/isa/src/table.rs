@@ -12,7 +12,7 @@
 //!   generated underscore forms (`icmp_lt`, `device_load_u32`) are added by [`crate::lookup`]
 //!   from the modifier names and need no row.
 
-use crate::flags::{self, Flags};
+use crate::flags::{self, Flags, Flow};
 use crate::{Capability, Category, Format, Opcode};
 
 /// Where a register operand's number is stored.
@@ -834,7 +834,7 @@ pub static OPCODES: &[OpInfo] = &[
         "Begins a conditional block: threads where ps is false become inactive until else or endif.",
         modifier = Modifier::PredSrc,
         predicable = false,
-        flags = flags::OPEN,
+        flags = flags::flow(Flow::If),
     ),
     op!(
         Else,
@@ -844,7 +844,7 @@ pub static OPCODES: &[OpInfo] = &[
         "5.1",
         "Switches to the threads that were active at the if and had ps false.",
         predicable = false,
-        flags = flags::ELSE,
+        flags = flags::flow(Flow::Else),
     ),
     op!(
         Endif,
@@ -854,7 +854,7 @@ pub static OPCODES: &[OpInfo] = &[
         "5.1",
         "Ends a conditional block: the threads active before the if are active again.",
         predicable = false,
-        flags = flags::CLOSE,
+        flags = flags::flow(Flow::Endif),
     ),
     op!(
         Loop,
@@ -864,7 +864,7 @@ pub static OPCODES: &[OpInfo] = &[
         "5.1",
         "Begins a loop.",
         predicable = false,
-        flags = flags::OPEN
+        flags = flags::flow(Flow::Loop)
     ),
     op!(
         Break,
@@ -875,7 +875,7 @@ pub static OPCODES: &[OpInfo] = &[
         "Threads where ps holds (or, with !ps, does not hold) leave the loop, in this iteration.",
         modifier = Modifier::PredSrc,
         predicable = false,
-        flags = flags::EXIT,
+        flags = flags::flow(Flow::Break),
     ),
     op!(
         Continue,
@@ -886,7 +886,7 @@ pub static OPCODES: &[OpInfo] = &[
         "Threads where ps holds skip to the next iteration.",
         modifier = Modifier::PredSrc,
         predicable = false,
-        flags = flags::EXIT,
+        flags = flags::flow(Flow::Continue),
     ),
     op!(
         Endloop,
@@ -896,7 +896,7 @@ pub static OPCODES: &[OpInfo] = &[
         "5.1",
         "Ends the loop body: branches back to loop while any thread remains in the loop.",
         predicable = false,
-        flags = flags::CLOSE,
+        flags = flags::flow(Flow::Endloop),
     ),
     op!(
         Call,
@@ -906,7 +906,7 @@ pub static OPCODES: &[OpInfo] = &[
         "5.1",
         "Calls the function at the label; the extension word holds its byte offset in the code section.",
         predicable = false,
-        flags = flags::SYNC,
+        flags = flags::CALL,
     ),
     op!(
         Return,
@@ -916,7 +916,7 @@ pub static OPCODES: &[OpInfo] = &[
         "5.1",
         "Returns from the current function.",
         predicable = false,
-        flags = flags::RETURN,
+        flags = flags::flow(Flow::Return),
     ),
     op!(
         Barrier,

@@ -369,15 +369,29 @@ fn every_opcode_has_one_row_and_its_number_and_name() {
 }
 
 #[test]
-fn the_flags_say_what_the_structured_control_flow_and_memory_rows_are() {
-    use crate::Block;
-    let block = |o: Opcode| o.info().flags.block;
-    assert_eq!([block(Opcode::If), block(Opcode::Loop)], [Block::Open; 2]);
-    assert_eq!(block(Opcode::Else), Block::Else);
-    assert_eq!([block(Opcode::Endif), block(Opcode::Endloop)], [Block::Close; 2]);
-    assert_eq!([block(Opcode::Break), block(Opcode::Continue)], [Block::Exit; 2]);
+fn the_flags_say_where_control_goes_and_what_touches_memory() {
+    use crate::Flow;
+    let flow = |o: Opcode| o.info().flags.flow;
+    let control = [
+        (Opcode::If, Flow::If),
+        (Opcode::Else, Flow::Else),
+        (Opcode::Endif, Flow::Endif),
+        (Opcode::Loop, Flow::Loop),
+        (Opcode::Endloop, Flow::Endloop),
+        (Opcode::Break, Flow::Break),
+        (Opcode::Continue, Flow::Continue),
+        (Opcode::Call, Flow::Call),
+        (Opcode::Return, Flow::Return),
+        (Opcode::Halt, Flow::Halt),
+    ];
+    for (op, f) in control {
+        assert_eq!(flow(op), f, "{}", op.mnemonic());
+    }
     for row in OPCODES {
         let f = row.flags;
+        if !control.iter().any(|(op, _)| *op == row.op) {
+            assert_eq!(f.flow, Flow::Next, "{}", row.mnemonic);
+        }
         let memory = matches!(
             row.category,
             Category::LocalMemory | Category::DeviceMemory | Category::Atomic
@@ -387,12 +401,6 @@ fn the_flags_say_what_the_structured_control_flow_and_memory_rows_are() {
             assert_eq!(f.side_effects, f.writes_memory, "{}", row.mnemonic);
         }
         assert_eq!(f.cross_lane, row.category == Category::Wave, "{}", row.mnemonic);
-        assert_eq!(
-            f.block != Block::None,
-            row.category == Category::Control && !f.side_effects && !f.terminates,
-            "{}",
-            row.mnemonic
-        );
         if matches!(row.category, Category::Integer | Category::Float | Category::Convert) {
             assert_eq!(f, crate::flags::PURE, "{}", row.mnemonic);
         }

@@ -6,6 +6,7 @@ use std::ops::Range;
 use wave_asm::syntax::{OperandKind, StmtKind};
 use wave_db::{Database, KernelSource, SourceFile, check_kernel, file_diagnostics, kernels};
 use wave_diag::{Diagnostic, Suggestion};
+use wave_isa::{Flow, Opcode};
 
 use crate::tokens::{TokenKind, kernel_tokens, labels, params};
 
@@ -151,15 +152,17 @@ fn unreachable(check: &wave_db::KernelCheck, text: &str) -> Vec<Diagnostic> {
     for stmt in &check.parsed.stmts {
         match &stmt.kind {
             StmtKind::Instruction(inst) => {
-                let word = inst.mnemonic.to_ascii_lowercase();
-                if matches!(word.as_str(), "else" | "endif" | "endloop") {
+                let flow = crate::tokens::flow_of(&inst.mnemonic);
+                if matches!(flow, Some(Flow::Else | Flow::Endif | Flow::Endloop)) {
                     close(&mut dead, &mut out);
                     continue;
                 }
                 match &mut dead {
                     Some((_, range)) if range.start == range.end => *range = stmt.span.clone(),
                     Some((_, range)) => range.end = stmt.span.end,
-                    None if inst.guard.is_none() && matches!(word.as_str(), "halt" | "return") => {
+                    None if inst.guard.is_none()
+                        && matches!(flow, Some(Flow::Halt | Flow::Return)) =>
+                    {
                         let end = stmt.span.end;
                         dead = Some((text[inst.mnemonic_span.clone()].to_string(), end..end));
                     }
@@ -284,11 +287,18 @@ pub fn code_actions(db: &Database, file: SourceFile, range: Range<usize>) -> Vec
 fn close_block(db: &Database, file: SourceFile, d: &FileDiagnostic) -> Option<Action> {
     let text = file.text(db);
     let span = &d.diagnostic.span;
-    let keyword = text.get(span.clone())?.split_whitespace().next()?.to_ascii_lowercase();
-    let closer = match keyword.as_str() {
-        "if" | "else" => "endif",
-        "loop" => "endloop",
-        _ => return None,
+    let keyword = text.get(span.clone())?.split_whitespace().next()?;
+    let closer = match crate::tokens::flow_of(keyword)? {
+        Flow::If | Flow::Else => Opcode::Endif.mnemonic(),
+        Flow::Loop => Opcode::Endloop.mnemonic(),
+        Flow::Next
+        | Flow::Endif
+        | Flow::Endloop
+        | Flow::Break
+        | Flow::Continue
+        | Flow::Call
+        | Flow::Return
+        | Flow::Halt => return None,
     };
     let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
     let indent = &text[line_start..span.start];

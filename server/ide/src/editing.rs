@@ -5,9 +5,10 @@ use std::ops::Range;
 
 use wave_asm::syntax::StmtKind;
 use wave_db::{Database, SourceFile, kernels};
+use wave_isa::Flow;
 
 use crate::at::kernel_at;
-use crate::tokens::{TokenKind, kernel_tokens, token_at};
+use crate::tokens::{TokenKind, flow_of, kernel_tokens, token_at};
 
 /// The signature of the instruction being typed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,6 +72,12 @@ fn first_word(line: &str) -> String {
     line.split_whitespace().next().unwrap_or("").to_ascii_lowercase()
 }
 
+/// Whether a line starting with `word` sits one level out of its block (`else`, `endif`,
+/// `endloop`).
+fn sits_out(word: &str) -> bool {
+    flow_of(word).is_some_and(|f| f == Flow::Else || f.closes())
+}
+
 /// The block depth before each line of `text` (a kernel's text), counting `if`/`else`/`loop`
 /// as openers and `else`/`endif`/`endloop` as closers.
 fn depths(text: &str) -> Vec<usize> {
@@ -78,10 +85,11 @@ fn depths(text: &str) -> Vec<usize> {
     let mut depth = 0usize;
     for line in text.split_inclusive('\n') {
         out.push(depth);
-        match first_word(line).as_str() {
-            "if" | "loop" => depth += 1,
-            "endif" | "endloop" => depth = depth.saturating_sub(1),
-            _ => {}
+        let flow = flow_of(&first_word(line));
+        if flow.is_some_and(Flow::opens) {
+            depth += 1;
+        } else if flow.is_some_and(Flow::closes) {
+            depth = depth.saturating_sub(1);
         }
     }
     out
@@ -94,11 +102,7 @@ fn indentation(line: &str, depth: usize) -> String {
     if word.starts_with('.') || (word.ends_with(':') && !word.contains(',')) {
         return String::new();
     }
-    let out = if matches!(word.as_str(), "else" | "endif" | "endloop") {
-        depth.saturating_sub(1)
-    } else {
-        depth
-    };
+    let out = if sits_out(&word) { depth.saturating_sub(1) } else { depth };
     "    ".repeat(1 + out)
 }
 
@@ -144,7 +148,7 @@ pub fn on_type_indent(
     if typed == "\n" {
         if line_index > 0 {
             let prev = &body[starts[line_index - 1]..starts[line_index]];
-            if matches!(first_word(prev).as_str(), "else" | "endif" | "endloop") {
+            if sits_out(&first_word(prev)) {
                 out.extend(fix(line_index - 1));
             }
         }
@@ -164,7 +168,7 @@ pub fn on_type_indent(
     } else {
         let start = starts[line_index];
         let line = body[start..].split('\n').next().unwrap_or("");
-        if matches!(line.trim().to_ascii_lowercase().as_str(), "else" | "endif" | "endloop") {
+        if sits_out(line.trim()) {
             out.extend(fix(line_index));
         }
     }
@@ -207,14 +211,13 @@ pub fn selection_ranges(db: &Database, file: SourceFile, offset: usize) -> Vec<R
         let mut blocks: Vec<Range<usize>> = Vec::new();
         for s in stmts {
             if let StmtKind::Instruction(inst) = &s.kind {
-                match inst.mnemonic.to_ascii_lowercase().as_str() {
-                    "if" | "loop" => open.push(s.span.start),
-                    "endif" | "endloop" => {
-                        if let Some(start) = open.pop() {
-                            blocks.push(start..s.span.end);
-                        }
-                    }
-                    _ => {}
+                let flow = flow_of(&inst.mnemonic);
+                if flow.is_some_and(Flow::opens) {
+                    open.push(s.span.start);
+                } else if flow.is_some_and(Flow::closes)
+                    && let Some(start) = open.pop()
+                {
+                    blocks.push(start..s.span.end);
                 }
             }
         }

@@ -9,7 +9,7 @@
 
 use wave_asm::syntax::{OperandKind, StmtKind};
 use wave_db::KernelSource;
-use wave_isa::Operand as Form;
+use wave_isa::{Flow, Operand as Form};
 
 /// 256 registers as a bit set.
 type Set = [u64; 4];
@@ -39,11 +39,11 @@ pub fn kernel_liveness<'db>(
     }
     let mut uses = vec![[0u64; 4]; n];
     let mut defs = vec![[0u64; 4]; n];
-    let mut word = vec![""; n];
+    let mut flow = vec![Flow::Next; n];
     for (i, p) in placed.iter().enumerate() {
         let StmtKind::Instruction(inst) = &check.parsed.stmts[p.stmt].kind else { continue };
         let Some(op) = p.inst.info() else { continue };
-        word[i] = op.mnemonic;
+        flow[i] = op.flags.flow;
         let guarded = p.inst.guard.is_some();
         for (k, operand) in inst.operands.iter().enumerate() {
             let write = matches!(op.operands.get(k), Some(Form::Reg { write: true, .. }));
@@ -88,73 +88,75 @@ pub fn kernel_liveness<'db>(
     let mut blocks: Vec<usize> = Vec::new();
     let mut matching = vec![usize::MAX; n]; // if → else/endif, else → endif, endloop → loop, loop → endloop
     for i in 0..n {
-        match word[i] {
-            "if" | "loop" => blocks.push(i),
-            "else" => {
+        match flow[i] {
+            Flow::If | Flow::Loop => blocks.push(i),
+            Flow::Else => {
                 if let Some(open) = blocks.pop() {
                     matching[open] = i;
                 }
                 blocks.push(i);
             }
-            "endif" | "endloop" => {
+            Flow::Endif | Flow::Endloop => {
                 if let Some(open) = blocks.pop() {
                     matching[open] = i;
                     matching[i] = open;
                 }
             }
-            _ => {}
+            Flow::Next | Flow::Break | Flow::Continue | Flow::Call | Flow::Return | Flow::Halt => {}
         }
     }
     let enclosing_loop = |i: usize| -> Option<usize> {
-        (0..i).rev().find(|&j| word[j] == "loop" && matching[j] != usize::MAX && matching[j] > i)
+        (0..i)
+            .rev()
+            .find(|&j| flow[j] == Flow::Loop && matching[j] != usize::MAX && matching[j] > i)
     };
     let mut returns_to: Vec<usize> = Vec::new();
     for i in 0..n {
         let next = (i + 1 < n).then_some(i + 1);
-        match word[i] {
-            "if" => {
+        match flow[i] {
+            Flow::If => {
                 succ[i].extend(next);
                 let m = matching[i];
                 if m != usize::MAX {
-                    succ[i].push(if word[m] == "else" { m + 1 } else { m });
+                    succ[i].push(if flow[m] == Flow::Else { m + 1 } else { m });
                 }
             }
-            "else" => {
+            Flow::Else => {
                 let m = matching[i];
                 if m != usize::MAX {
                     succ[i].push(m);
                 }
             }
-            "endloop" => {
+            Flow::Endloop => {
                 let m = matching[i];
                 if m != usize::MAX {
                     succ[i].push(m);
                 }
             }
-            "break" => {
+            Flow::Break => {
                 succ[i].extend(next);
                 if let Some(l) = enclosing_loop(i) {
                     succ[i].extend((matching[l] + 1 < n).then_some(matching[l] + 1));
                 }
             }
-            "continue" => {
+            Flow::Continue => {
                 succ[i].extend(next);
                 if let Some(l) = enclosing_loop(i) {
                     succ[i].push(l);
                 }
             }
-            "halt" if placed[i].inst.guard.is_none() => {}
-            "halt" => succ[i].extend(next),
-            "return" => {}
-            "call" => {
+            Flow::Halt if placed[i].inst.guard.is_none() => {}
+            Flow::Halt => succ[i].extend(next),
+            Flow::Return => {}
+            Flow::Call => {
                 succ[i].extend(placed[i].inst.ext.and_then(at_offset));
                 returns_to.extend(next);
             }
-            _ => succ[i].extend(next),
+            Flow::Next | Flow::Loop | Flow::Endif => succ[i].extend(next),
         }
     }
     for i in 0..n {
-        if word[i] == "return" {
+        if flow[i] == Flow::Return {
             succ[i].extend(returns_to.iter().copied());
         }
     }

@@ -3,6 +3,7 @@
 use std::ops::Range;
 
 use wave_db::{Database, Settings, SourceFile, kernels, occupancy};
+use wave_isa::Flow;
 
 /// What a symbol is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,21 +97,24 @@ pub fn folding_ranges(db: &Database, file: SourceFile) -> Vec<Range<usize>> {
     let mut stack: Vec<usize> = Vec::new();
     let mut at = 0;
     for line in text.split_inclusive('\n') {
-        let word = line.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
-        match word.as_str() {
-            "if" | "loop" => stack.push(at),
-            "else" => {
+        let word = line.split_whitespace().next().unwrap_or("");
+        match crate::tokens::flow_of(word) {
+            Some(Flow::If | Flow::Loop) => stack.push(at),
+            Some(Flow::Else) => {
                 if let Some(start) = stack.pop() {
                     out.push(start..at);
                 }
                 stack.push(at);
             }
-            "endif" | "endloop" => {
+            Some(Flow::Endif | Flow::Endloop) => {
                 if let Some(start) = stack.pop() {
                     out.push(start..at);
                 }
             }
-            _ => {}
+            Some(
+                Flow::Next | Flow::Break | Flow::Continue | Flow::Call | Flow::Return | Flow::Halt,
+            )
+            | None => {}
         }
         at += line.len();
     }

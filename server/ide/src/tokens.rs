@@ -280,3 +280,11 @@ pub fn file_tokens(db: &wave_db::Database, file: wave_db::SourceFile) -> Vec<Tok
     out.sort_by_key(|t| (t.range.start, t.range.end));
     out
 }
+
+/// Where control goes after the instruction spelled `word` (any case, suffixes allowed), by
+/// the table's flags; `None` when `word` is no mnemonic.
+pub(crate) fn flow_of(word: &str) -> Option<wave_isa::Flow> {
+    let word = word.to_ascii_lowercase();
+    let base = word.split('.').next().unwrap_or("");
+    wave_isa::lookup_name(base).map(|(op, _)| op.flags.flow)
+}
