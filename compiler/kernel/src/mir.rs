@@ -19,6 +19,10 @@ use wave_diag::Span;
 
 use crate::hir::{self, BinOp, Intrinsic, Scalar, Special, Ty, UnOp, VarId};
 
+mod parse;
+
+pub use parse::{ParseError, parse};
+
 /// An SSA value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Value(pub u32);
