@@ -17,6 +17,7 @@ pub mod cases;
 pub mod host;
 pub mod process;
 pub mod report;
+mod verdict;
 pub mod workers;
 
 use std::fmt;

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use wave_conformance::{Block, Case, Elem};
 
-use super::cases::{self, Levels, Verdict, compare_on_gpu, gpu_not_run, same_but_nan_payload};
+use super::cases::{self, Levels, Verdict, compare_on_gpu, gpu_not_run};
+use super::verdict::same_but_nan_payload;
 use super::*;
 use crate::workers;
 

@@ -22,7 +22,7 @@ use wave_conformance::Case;
 use wave_kernel::opt::Level;
 
 use crate::Gpu;
-use crate::cases::{Verdict, run_on_gpu};
+use crate::verdict::{Verdict, run_on_gpu};
 
 /// Extra time a worker gets beyond the kernel's timeout, for loading the case, compiling it and
 /// the driver's PTX compiler.
