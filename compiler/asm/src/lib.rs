@@ -9,7 +9,6 @@
 //! comments or operand spellings.
 
 mod disasm;
-mod fast;
 mod fmt;
 mod lower;
 pub mod syntax;

@@ -354,7 +354,7 @@ fn review_findings_stay_fixed() {
 /// balance its reading is the definition, checked by [`lenient_reading_holds`].
 #[track_caller]
 fn same_as_tree_sitter(text: &str) -> bool {
-    match crate::fast::parse_reading(text) {
+    match crate::syntax::fast::parse_reading(text) {
         Some((fast, true)) => {
             let tree = syntax::parse_tree(text);
             assert_eq!(fast, tree, "\n{text:?}");
@@ -396,13 +396,16 @@ fn deeply_nested_unbalanced_blocks_take_one_whole_file_parse() {
         }
     }
     text.push_str(".end\n");
-    assert!(crate::fast::parse_reading(&text).is_none(), "the whole file goes to tree-sitter");
+    assert!(
+        crate::syntax::fast::parse_reading(&text).is_none(),
+        "the whole file goes to tree-sitter"
+    );
     let a = assemble(&text, "deep.wave");
     assert!(a.diagnostics.iter().any(|d| d.code == "E0001"), "the syntax errors are reported");
     assert!(a.diagnostics.iter().any(|d| d.code == "E0167"), "and the nesting");
     // At 64 open blocks the lines are still read one by one.
     let shallow = text.replacen("    if p0\n", "", 3000 - 64);
-    assert!(crate::fast::parse_reading(&shallow).is_some());
+    assert!(crate::syntax::fast::parse_reading(&shallow).is_some());
 }
 
 #[test]
@@ -645,7 +648,7 @@ fn fast_parser_agrees_with_tree_sitter_on_half_typed_samples() {
                     text.insert_str(at, chars[next() as usize % chars.len()]);
                 }
                 total += 1;
-                match crate::fast::parse_reading(&text) {
+                match crate::syntax::fast::parse_reading(&text) {
                     None => whole += 1,
                     Some((parsed, exact)) => {
                         if piled == 1 {

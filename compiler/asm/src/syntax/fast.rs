@@ -34,7 +34,7 @@
 
 use wave_diag::Span;
 
-use crate::syntax::{
+use super::{
     Arg, ArgKind, GuardSyntax, InstructionSyntax, Operand, OperandKind, Parsed, Stmt, StmtKind,
     number_after, register, signed_offset,
 };
@@ -354,7 +354,7 @@ fn window(text: &str, scan: &Scan, lo: usize, hi: usize) -> Option<Parsed> {
     if in_kernel {
         snippet.push_str(".end\n");
     }
-    let parsed = crate::syntax::parse_tree(&snippet);
+    let parsed = super::tree::parse_tree(&snippet);
     let inside = |s: &Span| at <= s.start && s.end <= after;
     if parsed.diagnostics.iter().any(|d| !inside(&d.span)) {
         return None;
