@@ -1,7 +1,7 @@
 //! Any text: the assembler must not panic, spans must lie inside the text, the line fast
 //! path must agree with tree-sitter on every file tree-sitter parses without a syntax error
 //! and whose block keywords balance (on others it parses the lines it cannot read in
-//! tree-sitter windows: see `compiler/asm/src/fast.rs`), a file whose block keywords do not
+//! tree-sitter windows: see `compiler/asm/src/syntax/fast.rs`), a file whose block keywords do not
 //! balance never assembles, and whatever assembles cleanly must survive disassembly,
 //! reassembly and formatting unchanged.
 
