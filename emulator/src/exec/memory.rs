@@ -1,0 +1,370 @@
+//! Memory instructions: loads, stores and atomics on device or local memory, with the
+//! bounds checks that trap, a fast path for coalesced accesses, and the byte counters.
+
+use wave_isa::AtomicType;
+
+use crate::Trap;
+use crate::decode::Op;
+
+use super::float::f;
+use super::rows::{LANE_IDS, lanes, put_row, row_ref};
+use super::{Exec, LANES, Wave};
+
+/// The byte address of lane 0 when lanes `0..w` of the address row `addrs` (plus `offset`)
+/// are `size` bytes apart in lane order, with no address below zero or past 4 GiB; `None`
+/// otherwise.
+#[inline(always)]
+pub(super) fn contiguous(
+    addrs: &[u32; LANES],
+    w: usize,
+    size: usize,
+    offset: i64,
+) -> Option<usize> {
+    let a0 = addrs[0];
+    let shift = size.trailing_zeros();
+    // One branch-free pass in 32-bit lanes, so that the check vectorises.
+    let mut ok = true;
+    for (&a, &l) in addrs[..w].iter().zip(&LANE_IDS[..w]) {
+        ok &= a.wrapping_sub(a0) == l << shift;
+    }
+    let first = i64::from(a0) + offset;
+    let end = i64::from(a0) + (size * w) as i64;
+    (ok && first >= 0 && end <= 1 << 32).then_some(first as usize)
+}
+
+impl Exec {
+    /// The out-of-bounds trap for lane `lane`'s access at `addr`.
+    #[cold]
+    pub(super) fn out_of_bounds(
+        &self,
+        wave: &Wave,
+        op: &Op,
+        lane: usize,
+        addr: i64,
+        size: usize,
+        local: bool,
+    ) -> Trap {
+        let (space, len) =
+            if local { ("local", self.local.len()) } else { ("device", self.device.len()) };
+        self.trap(
+            Some(wave),
+            Some(op),
+            Some(lane),
+            format!(
+                "{space} memory out of bounds: {size}-byte access at address {addr} (0x{:x}); {space} memory is {len} bytes",
+                addr as u64
+            ),
+        )
+    }
+
+    /// The byte offset of every lane's access in `mask`, checked against the memory size,
+    /// indexed by lane; or the trap of the first lane out of bounds.
+    pub(super) fn addresses(
+        &self,
+        wave: &Wave,
+        op: &Op,
+        mask: u64,
+        size: usize,
+        local: bool,
+        offset: i64,
+    ) -> Result<[usize; LANES], Trap> {
+        let mut addrs = [0usize; LANES];
+        let len = if local { self.local.len() } else { self.device.len() } as i64;
+        let base = &wave.regs[self.row(op.rs1)];
+        for l in lanes(mask) {
+            let addr = i64::from(base[l]) + offset;
+            if addr < 0 || addr + size as i64 > len {
+                return Err(self.out_of_bounds(wave, op, l, addr, size, local));
+            }
+            addrs[l] = addr as usize;
+        }
+        Ok(addrs)
+    }
+
+    pub(super) fn load(
+        &mut self,
+        wave: &mut Wave,
+        op: &Op,
+        mask: u64,
+        width: u8,
+        local: bool,
+    ) -> Result<(), Trap> {
+        let size = 1usize << width;
+        let (base, rd) = (usize::from(op.rs1) * LANES, usize::from(op.rd) * LANES);
+        let offset = i64::from(op.imm);
+        let mem: &[u8] = if local { &self.local } else { &self.device };
+        // Lanes before a faulting one may already hold their value: the run stops anyway.
+        let at = |wave: &Wave, l: usize| -> Result<usize, Trap> {
+            let addr = i64::from(wave.regs[base + l]) + offset;
+            match usize::try_from(addr) {
+                Ok(at) if at + size <= mem.len() => Ok(at),
+                _ => Err(self.out_of_bounds(wave, op, l, addr, size, local)),
+            }
+        };
+        if mask == self.full
+            && size <= 4
+            && let Some(first) = contiguous(row_ref(&wave.regs, op.rs1), self.w, size, offset)
+            && first + size * self.w <= mem.len()
+        {
+            // Every lane active and lane l reading `first + l * size` (a coalesced access, the
+            // common case): one bounds check and a straight copy.
+            let w = self.w;
+            let bytes = &mem[first..first + size * w];
+            let Some(out) = wave.regs.get_mut(rd..rd + w) else { return Ok(()) };
+            match size {
+                4 => {
+                    for (o, b) in out.iter_mut().zip(bytes.as_chunks::<4>().0) {
+                        *o = u32::from_le_bytes(*b);
+                    }
+                }
+                2 => {
+                    for (o, b) in out.iter_mut().zip(bytes.as_chunks::<2>().0) {
+                        *o = u32::from(u16::from_le_bytes(*b));
+                    }
+                }
+                _ => {
+                    for (o, &b) in out.iter_mut().zip(bytes) {
+                        *o = u32::from(b);
+                    }
+                }
+            }
+            self.count_bytes(mask, size, local, 0);
+            return Ok(());
+        }
+        match size {
+            // Every lane active: check the lowest and highest address once, then gather.
+            4 if mask == self.full => {
+                let addrs = row_ref(&wave.regs, op.rs1);
+                let w = self.w;
+                let (lo, hi) =
+                    addrs[..w].iter().fold((u32::MAX, 0), |(lo, hi), &a| (lo.min(a), hi.max(a)));
+                let fits =
+                    i64::from(lo) + offset >= 0 && i64::from(hi) + offset + 4 <= mem.len() as i64;
+                if !fits {
+                    for l in 0..w {
+                        at(wave, l)?;
+                    }
+                }
+                let mut out = [0u32; LANES];
+                for (o, &a) in out.iter_mut().zip(&addrs[..w]) {
+                    let a = (i64::from(a) + offset) as usize;
+                    let word: [u8; 4] =
+                        mem.get(a..a + 4).and_then(|b| b.try_into().ok()).unwrap_or([0; 4]);
+                    *o = u32::from_le_bytes(word);
+                }
+                self.blend(wave, op.rd, mask, out);
+            }
+            4 => {
+                for l in lanes(mask) {
+                    let a = at(wave, l)?;
+                    let word: [u8; 4] = mem[a..a + 4].try_into().unwrap_or([0; 4]);
+                    wave.regs[rd + l] = u32::from_le_bytes(word);
+                }
+            }
+            1 => {
+                for l in lanes(mask) {
+                    let a = at(wave, l)?;
+                    wave.regs[rd + l] = u32::from(mem[a]);
+                }
+            }
+            2 => {
+                for l in lanes(mask) {
+                    let a = at(wave, l)?;
+                    wave.regs[rd + l] = u32::from(mem[a]) | (u32::from(mem[a + 1]) << 8);
+                }
+            }
+            _ => {
+                for l in lanes(mask) {
+                    let a = at(wave, l)?;
+                    for (i, chunk) in mem[a..a + size].chunks_exact(4).enumerate() {
+                        let word: [u8; 4] = chunk.try_into().unwrap_or([0; 4]);
+                        wave.regs[rd + i * LANES + l] = u32::from_le_bytes(word);
+                    }
+                }
+            }
+        }
+        self.count_bytes(mask, size, local, 0);
+        Ok(())
+    }
+
+    /// Adds the bytes an access of `size` in the lanes of `mask` moved: `direction` 0 read,
+    /// 1 written.
+    pub(super) fn count_bytes(&mut self, mask: u64, size: usize, local: bool, direction: usize) {
+        let lanes = if mask == self.full { self.w as u64 } else { u64::from(mask.count_ones()) };
+        let n = lanes * size as u64;
+        if local {
+            self.stats.local_bytes[direction] += n;
+        } else {
+            self.stats.device_bytes[direction] += n;
+        }
+    }
+
+    pub(super) fn store(
+        &mut self,
+        wave: &mut Wave,
+        op: &Op,
+        mask: u64,
+        width: u8,
+        local: bool,
+    ) -> Result<(), Trap> {
+        let size = 1usize << width;
+        let rs2 = usize::from(op.rs2) * LANES;
+        let w = self.w;
+        if mask == self.full
+            && size == 4
+            && let Some(first) = contiguous(row_ref(&wave.regs, op.rs1), w, 4, i64::from(op.imm))
+        {
+            let mem: &mut [u8] = if local { &mut self.local } else { &mut self.device };
+            if let Some(bytes) = mem.get_mut(first..first + 4 * w) {
+                // Every lane active and lane l writing `first + 4 * l`: a straight copy.
+                for (b, v) in bytes.chunks_exact_mut(4).zip(&wave.regs[rs2..rs2 + w]) {
+                    b.copy_from_slice(&v.to_le_bytes());
+                }
+                self.count_bytes(mask, size, local, 1);
+                return Ok(());
+            }
+        }
+        let addrs = self.addresses(wave, op, mask, size, local, i64::from(op.imm))?;
+        let mem: &mut [u8] = if local { &mut self.local } else { &mut self.device };
+        for l in lanes(mask) {
+            let at = addrs[l];
+            for i in 0..size.div_ceil(4) {
+                let word = wave.regs[rs2 + i * LANES + l].to_le_bytes();
+                let n = (size - 4 * i).min(4);
+                mem[at + 4 * i..at + 4 * i + n].copy_from_slice(&word[..n]);
+            }
+        }
+        self.count_bytes(mask, size, local, 1);
+        Ok(())
+    }
+
+    pub(super) fn atomic(
+        &mut self,
+        wave: &mut Wave,
+        op: &Op,
+        mask: u64,
+        kind: u8,
+        ty: AtomicType,
+        local: bool,
+    ) -> Result<(), Trap> {
+        let size = if ty.is_64() { 8 } else { 4 };
+        if kind == 0 && matches!(ty, AtomicType::U32 | AtomicType::I32) {
+            // Integer add, the common atomic (counters, histograms): when no lane's address
+            // is out of bounds, add lane by lane without building the address table.
+            let mem: &mut [u8] = if local { &mut self.local } else { &mut self.device };
+            let full = mask == self.full;
+            let w = self.w;
+            let (base, values) = (row_ref(&wave.regs, op.rs1), row_ref(&wave.regs, op.rs2));
+            let highest = if full {
+                base[..w].iter().fold(0, |hi, &a| hi.max(a))
+            } else {
+                lanes(mask).fold(0u32, |hi, l| hi.max(base[l]))
+            };
+            if (highest as usize) + 4 <= mem.len() {
+                let mut olds = [0u32; LANES];
+                let mut each = |l: usize| {
+                    let at = base[l] as usize;
+                    if let Some(Ok(cell)) = mem.get_mut(at..at + 4).map(<&mut [u8; 4]>::try_from) {
+                        let old = u32::from_le_bytes(*cell);
+                        *cell = old.wrapping_add(values[l]).to_le_bytes();
+                        olds[l] = old;
+                    }
+                };
+                if full {
+                    (0..w).for_each(&mut each);
+                } else {
+                    lanes(mask).for_each(each);
+                }
+                if op.rd != 0 {
+                    put_row(&mut wave.regs, op.rd, full, mask, self.span, &olds);
+                }
+                self.count_bytes(mask, size, local, 0);
+                self.count_bytes(mask, size, local, 1);
+                return Ok(());
+            }
+        }
+        let addrs = self.addresses(wave, op, mask, size, local, 0)?;
+        let signed = matches!(ty, AtomicType::I32 | AtomicType::I64);
+        // The operation on 64-bit values; 32-bit values are zero-extended, and compared
+        // sign-extended where signed.
+        let sx = |v: u64| if size == 4 { i64::from(v as u32 as i32) } else { v as i64 };
+        let combine = |old: u64, value: u64, compare: u64| -> u64 {
+            match kind {
+                0 if ty == AtomicType::F32 => {
+                    u64::from((f(old as u32) + f(value as u32)).to_bits())
+                }
+                0 => old.wrapping_add(value),
+                1 => old.wrapping_sub(value),
+                2 if signed => {
+                    if sx(value) < sx(old) {
+                        value
+                    } else {
+                        old
+                    }
+                }
+                2 => old.min(value),
+                3 if signed => {
+                    if sx(value) > sx(old) {
+                        value
+                    } else {
+                        old
+                    }
+                }
+                3 => old.max(value),
+                4 => old & value,
+                5 => old | value,
+                6 => old ^ value,
+                7 => value,
+                // cas: rs2 is the compare value, rs3 the new value.
+                _ => {
+                    if old == value {
+                        compare
+                    } else {
+                        old
+                    }
+                }
+            }
+        };
+        let mem: &mut [u8] = if local { &mut self.local } else { &mut self.device };
+        let (rs2, rs3, rd) =
+            (usize::from(op.rs2) * LANES, usize::from(op.rs3) * LANES, usize::from(op.rd) * LANES);
+        if size == 4 {
+            for l in lanes(mask) {
+                let at = addrs[l];
+                let Some(Ok(cell)) = mem.get_mut(at..at + 4).map(<&mut [u8; 4]>::try_from) else {
+                    continue;
+                };
+                let old = u32::from_le_bytes(*cell);
+                let new = combine(
+                    u64::from(old),
+                    u64::from(wave.regs[rs2 + l]),
+                    u64::from(wave.regs[rs3 + l]),
+                );
+                *cell = (new as u32).to_le_bytes();
+                if rd != 0 {
+                    wave.regs[rd + l] = old;
+                }
+            }
+        } else {
+            let pair = |regs: &[u32], row: usize, l: usize| {
+                u64::from(regs[row + l]) | (u64::from(regs[row + LANES + l]) << 32)
+            };
+            for l in lanes(mask) {
+                let at = addrs[l];
+                let Some(Ok(cell)) = mem.get_mut(at..at + 8).map(<&mut [u8; 8]>::try_from) else {
+                    continue;
+                };
+                let old = u64::from_le_bytes(*cell);
+                let new = combine(old, pair(&wave.regs, rs2, l), pair(&wave.regs, rs3, l));
+                *cell = new.to_le_bytes();
+                if rd != 0 {
+                    wave.regs[rd + l] = old as u32;
+                    wave.regs[rd + LANES + l] = (old >> 32) as u32;
+                }
+            }
+        }
+        self.count_bytes(mask, size, local, 0);
+        self.count_bytes(mask, size, local, 1);
+        Ok(())
+    }
+}
