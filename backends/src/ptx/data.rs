@@ -1,0 +1,466 @@
+//! Data instructions (integer, float, bitwise, compare, load and store, conversion, half and
+//! double precision), each as the PTX lines that give the emulator's result.
+
+use wave_isa::Operation;
+
+use crate::structure::{Instr, mnemonic};
+use crate::{Problem, codes, divide};
+
+use super::memory::{at, load_hint, store_hint};
+use super::{Kernel, imm, r, traps_without_local, uses_local};
+
+impl Kernel<'_, '_> {
+    /// The second source: `rs2`, or the immediate as a literal of the instruction's type
+    /// (`ty`: `u` unsigned or bits, `s` signed, `f` binary32).
+    pub(super) fn b(&self, i: &Instr, ty: char) -> String {
+        match i.imm2() {
+            Some(v) => match ty {
+                's' => format!("{}", v as i32),
+                'f' => format!("0f{v:08X}"),
+                _ => imm(v),
+            },
+            None => r(i.inst.rs2),
+        }
+    }
+
+    pub(super) fn data(&mut self, i: &Instr) -> Vec<String> {
+        let mut l: Vec<String> = Vec::new();
+        if uses_local(i) && self.program.kernel.local_memory == 0 {
+            self.problems.push(traps_without_local(self.program, i));
+            l.push("trap;   // local memory access in a kernel without local memory".into());
+            return l;
+        }
+        let d = r(i.inst.rd);
+        let a = r(i.inst.rs1);
+        let c = r(i.rs3());
+        let pd = format!("%p{}", i.inst.rd & 3);
+        macro_rules! bin {
+            ($op:expr) => {{
+                let op: &str = $op;
+                let ty = if op.ends_with(".f32") {
+                    'f'
+                } else if op.ends_with(".s32") {
+                    's'
+                } else {
+                    'u'
+                };
+                let b = self.b(i, ty);
+                l.push(format!("{op} {d}, {a}, {b};"));
+            }};
+        }
+        match i.op {
+            Operation::Iadd => bin!("add.u32"),
+            Operation::Isub => bin!("sub.u32"),
+            Operation::Imul => bin!("mul.lo.u32"),
+            Operation::ImulHi => bin!("mul.hi.s32"),
+            Operation::Imad => l.push(format!("mad.lo.u32 {d}, {a}, {}, {c};", r(i.inst.rs2))),
+            Operation::Idiv | Operation::Imod if const_divisor(i).is_some() => {
+                let (c, plan) = const_divisor(i).unwrap_or((1, divide::Plan::Same));
+                // A constant divisor: a multiply-high or shifts instead of `div`/`rem`, which
+                // ptxas never strength-reduces (see `divide`); a loop testing `k % 3` ran 1.3x
+                // slower than CUDA's. The remainder is `n - (n / d) * d`.
+                l.extend(plan.emit(&a, "%t1"));
+                if i.op == Operation::Idiv {
+                    l.push(format!("mov.b32 {d}, %t1;"));
+                } else {
+                    l.push(format!("mul.lo.u32 %t1, %t1, {c};"));
+                    l.push(format!("sub.u32 {d}, {a}, %t1;"));
+                }
+            }
+            Operation::Idiv | Operation::Imod => {
+                // Division by zero: idiv gives -1, imod the dividend; INT_MIN / -1 wraps.
+                let b = self.b(i, 'u');
+                l.push(format!("setp.eq.u32 %q0, {b}, 0;"));
+                l.push(format!("setp.eq.u32 %q1, {b}, 0xFFFFFFFF;"));
+                l.push(format!("selp.b32 %t1, 1, {b}, %q0;"));
+                if i.op == Operation::Idiv {
+                    l.push(format!("div.s32 %t2, {a}, %t1;"));
+                    l.push(format!("neg.s32 %t3, {a};"));
+                    l.push("selp.b32 %t2, %t3, %t2, %q1;".into());
+                    l.push(format!("selp.b32 {d}, 0xFFFFFFFF, %t2, %q0;"));
+                } else {
+                    l.push(format!("rem.s32 %t2, {a}, %t1;"));
+                    l.push("selp.b32 %t2, 0, %t2, %q1;".into());
+                    l.push(format!("selp.b32 {d}, {a}, %t2, %q0;"));
+                }
+            }
+            Operation::Ineg => l.push(format!("neg.s32 {d}, {a};")),
+            Operation::Iabs => l.push(format!("abs.s32 {d}, {a};")),
+            Operation::Imin => bin!("min.s32"),
+            Operation::Imax => bin!("max.s32"),
+            Operation::Iclamp => {
+                l.push(format!("max.s32 %t1, {a}, {};", r(i.inst.rs2)));
+                l.push(format!("min.s32 {d}, %t1, {c};"));
+            }
+            Operation::Umin => bin!("min.u32"),
+            Operation::Umax => bin!("max.u32"),
+            Operation::Fadd => bin!("add.rn.f32"),
+            Operation::Fsub => bin!("sub.rn.f32"),
+            Operation::Fmul => bin!("mul.rn.f32"),
+            Operation::Fma => l.push(format!("fma.rn.f32 {d}, {a}, {}, {c};", r(i.inst.rs2))),
+            Operation::Fdiv => bin!("div.rn.f32"),
+            Operation::Fneg => l.push(format!("xor.b32 {d}, {a}, 0x80000000;")),
+            Operation::Fabs => l.push(format!("and.b32 {d}, {a}, 0x7FFFFFFF;")),
+            Operation::Fmin => {
+                let b = self.b(i, 'f');
+                fminmax(&mut l, "min", &d, &a, &b);
+            }
+            Operation::Fmax => {
+                let b = self.b(i, 'f');
+                fminmax(&mut l, "max", &d, &a, &b);
+            }
+            Operation::Fclamp => {
+                fminmax(&mut l, "max", "%t4", &a, &r(i.inst.rs2));
+                fminmax(&mut l, "min", &d, "%t4", &c);
+            }
+            Operation::Fsat => {
+                l.push("mov.b32 %t5, 0;".into());
+                l.push("mov.b32 %t6, 0x3F800000;".into());
+                fminmax(&mut l, "max", "%t4", &a, "%t5");
+                fminmax(&mut l, "min", &d, "%t4", "%t6");
+            }
+            Operation::Fsqrt => l.push(format!("sqrt.rn.f32 {d}, {a};")),
+            Operation::Frsqrt => {
+                // In binary64, as the emulator: 1 / sqrt(x), rounded once to binary32.
+                l.push(format!("cvt.f64.f32 %d0, {a};"));
+                l.push("sqrt.rn.f64 %d0, %d0;".into());
+                l.push("rcp.rn.f64 %d0, %d0;".into());
+                l.push(format!("cvt.rn.f32.f64 {d}, %d0;"));
+            }
+            Operation::Frcp => l.push(format!("rcp.rn.f32 {d}, {a};")),
+            Operation::Ffloor => l.push(format!("cvt.rmi.f32.f32 {d}, {a};")),
+            Operation::Fceil => l.push(format!("cvt.rpi.f32.f32 {d}, {a};")),
+            Operation::Fround => l.push(format!("cvt.rni.f32.f32 {d}, {a};")),
+            Operation::Ftrunc => l.push(format!("cvt.rzi.f32.f32 {d}, {a};")),
+            Operation::Ffract => {
+                // x - floor(x), kept below 1.0.
+                l.push(format!("cvt.rmi.f32.f32 %t1, {a};"));
+                l.push(format!("sub.rn.f32 %t1, {a}, %t1;"));
+                l.push("setp.ge.f32 %q0, %t1, 0f3F800000;".into());
+                l.push(format!("selp.b32 {d}, 0x3F7FFFFF, %t1, %q0;"));
+            }
+            Operation::Fsin | Operation::Fcos | Operation::Fexp2 | Operation::Flog2 => {
+                let f = match i.op {
+                    Operation::Fsin | Operation::Fcos => {
+                        self.helpers.sin = true;
+                        "wave_trigf"
+                    }
+                    Operation::Fexp2 => {
+                        self.helpers.exp2 = true;
+                        "wave_exp2f"
+                    }
+                    _ => {
+                        self.helpers.log2 = true;
+                        "wave_log2f"
+                    }
+                };
+                l.push("{".into());
+                l.push(".param .b32 wave_in;".into());
+                l.push(".param .b32 wave_out;".into());
+                l.push(format!("st.param.b32 [wave_in], {a};"));
+                if f == "wave_trigf" {
+                    l.push(".param .b32 wave_which;".into());
+                    l.push(format!(
+                        "st.param.b32 [wave_which], {};",
+                        u8::from(i.op == Operation::Fcos)
+                    ));
+                    l.push(format!("call.uni (wave_out), {f}, (wave_in, wave_which);"));
+                } else {
+                    l.push(format!("call.uni (wave_out), {f}, (wave_in);"));
+                }
+                l.push(format!("ld.param.b32 {d}, [wave_out];"));
+                l.push("}".into());
+            }
+            Operation::And => bin!("and.b32"),
+            Operation::Or => bin!("or.b32"),
+            Operation::Xor => bin!("xor.b32"),
+            Operation::Not => l.push(format!("not.b32 {d}, {a};")),
+            Operation::Shl | Operation::Shr | Operation::Sar => {
+                // Shift amounts are masked to 5 bits (PTX would clamp them to 32).
+                let op = match i.op {
+                    Operation::Shl => "shl.b32",
+                    Operation::Shr => "shr.u32",
+                    _ => "shr.s32",
+                };
+                match i.imm2() {
+                    Some(v) => l.push(format!("{op} {d}, {a}, {};", v & 31)),
+                    None => {
+                        l.push(format!("and.b32 %t1, {}, 31;", r(i.inst.rs2)));
+                        l.push(format!("{op} {d}, {a}, %t1;"));
+                    }
+                }
+            }
+            Operation::Bitcount => l.push(format!("popc.b32 {d}, {a};")),
+            Operation::Bitfind => l.push(format!("bfind.u32 {d}, {a};")),
+            Operation::Bitrev => l.push(format!("brev.b32 {d}, {a};")),
+            Operation::Bfe => {
+                // (a >> (off & 31)) & ((1 << min(width & 255, 32)) - 1); PTX's shl gives 0
+                // for a shift of 32, so the mask is all ones there.
+                l.push(format!("and.b32 %t1, {}, 31;", r(i.inst.rs2)));
+                l.push(format!("shr.u32 %t2, {a}, %t1;"));
+                l.push(format!("and.b32 %t3, {c}, 255;"));
+                l.push("min.u32 %t3, %t3, 32;".into());
+                l.push("shl.b32 %t4, 1, %t3;".into());
+                l.push("sub.u32 %t4, %t4, 1;".into());
+                l.push(format!("and.b32 {d}, %t2, %t4;"));
+            }
+            Operation::Bfi => {
+                let w = r(i.rs4());
+                l.push(format!("and.b32 %t1, {c}, 31;"));
+                l.push(format!("and.b32 %t3, {w}, 255;"));
+                l.push("min.u32 %t3, %t3, 32;".into());
+                l.push("shl.b32 %t4, 1, %t3;".into());
+                l.push("sub.u32 %t4, %t4, 1;".into());
+                l.push("shl.b32 %t4, %t4, %t1;".into());
+                l.push(format!("shl.b32 %t5, {a}, %t1;"));
+                l.push("and.b32 %t5, %t5, %t4;".into());
+                l.push("not.b32 %t4, %t4;".into());
+                l.push(format!("and.b32 %t6, {}, %t4;", r(i.inst.rs2)));
+                l.push(format!("or.b32 {d}, %t6, %t5;"));
+            }
+            Operation::Icmp(cc) => {
+                let b = self.b(i, 's');
+                let c = ["eq", "ne", "lt", "le", "gt", "ge"]
+                    .get(usize::from(cc))
+                    .copied()
+                    .unwrap_or("ge");
+                l.push(format!("setp.{c}.s32 {pd}, {a}, {b};"));
+            }
+            Operation::Ucmp(cc) => {
+                let b = self.b(i, 'u');
+                let c = if cc == 0 { "lo" } else { "ls" };
+                l.push(format!("setp.{c}.u32 {pd}, {a}, {b};"));
+            }
+            Operation::Fcmp(cc) => {
+                let b = self.b(i, 'f');
+                let c = ["eq", "lt", "le", "gt", "neu", "num", "nan"]
+                    .get(usize::from(cc))
+                    .copied()
+                    .unwrap_or("nan");
+                l.push(format!("setp.{c}.f32 {pd}, {a}, {b};"));
+            }
+            Operation::Select => {
+                let (p, neg) = i.pred();
+                let b = self.b(i, 'u');
+                if neg {
+                    l.push(format!("selp.b32 {d}, {b}, {a}, %p{p};"));
+                } else {
+                    l.push(format!("selp.b32 {d}, {a}, {b}, %p{p};"));
+                }
+            }
+            Operation::LocalLoad(w) | Operation::DeviceLoad(w) => {
+                let local = matches!(i.op, Operation::LocalLoad(_));
+                let (base, off) = self.address(i, local, &mut l);
+                let a0 = at(&base, off);
+                let space = if local {
+                    "shared".to_string()
+                } else {
+                    format!("global{}", load_hint(i.inst.scope))
+                };
+                let rd = i.inst.rd;
+                match w {
+                    0 => l.push(format!("ld.{space}.u8 {d}, {a0};")),
+                    1 => l.push(format!("ld.{space}.u16 {d}, {a0};")),
+                    2 => l.push(format!("ld.{space}.u32 {d}, {a0};")),
+                    _ => {
+                        // One vector access when the address is aligned to its size, else
+                        // word by word (a 4-byte aligned u64 or u128 works, as in the emulator).
+                        let n = if w == 3 { 2 } else { 4 };
+                        let regs: Vec<String> = (0..n).map(|k| r(rd + k)).collect();
+                        let words: Vec<String> = regs
+                            .iter()
+                            .enumerate()
+                            .map(|(k, reg)| {
+                                format!("ld.{space}.u32 {reg}, {};", at(&base, off + 4 * k as i64))
+                            })
+                            .collect();
+                        let vector = format!("ld.{space}.v{n}.u32 {{{}}}, {a0};", regs.join(", "));
+                        self.aligned_or_words(&mut l, i, 4 * u32::from(n), vector, words);
+                    }
+                }
+            }
+            Operation::LocalStore(w) | Operation::DeviceStore(w) => {
+                let local = matches!(i.op, Operation::LocalStore(_));
+                let (base, off) = self.address(i, local, &mut l);
+                let a0 = at(&base, off);
+                let space = if local {
+                    "shared".to_string()
+                } else {
+                    format!("global{}", store_hint(i.inst.scope))
+                };
+                let v = i.inst.rs2;
+                match w {
+                    0 => l.push(format!("st.{space}.u8 {a0}, {};", r(v))),
+                    1 => l.push(format!("st.{space}.u16 {a0}, {};", r(v))),
+                    2 => l.push(format!("st.{space}.u32 {a0}, {};", r(v))),
+                    _ => {
+                        let n = if w == 3 { 2 } else { 4 };
+                        let regs: Vec<String> = (0..n).map(|k| r(v + k)).collect();
+                        let words: Vec<String> = regs
+                            .iter()
+                            .enumerate()
+                            .map(|(k, reg)| {
+                                format!("st.{space}.u32 {}, {reg};", at(&base, off + 4 * k as i64))
+                            })
+                            .collect();
+                        let vector = format!("st.{space}.v{n}.u32 {a0}, {{{}}};", regs.join(", "));
+                        self.aligned_or_words(&mut l, i, 4 * u32::from(n), vector, words);
+                    }
+                }
+            }
+            Operation::Atomic(kind, ty, local) => self.atomic(i, kind, ty, local, &mut l),
+            Operation::Fence => {
+                let scope = match i.inst.scope {
+                    0 | 1 => "cta",
+                    2 => "gpu",
+                    _ => "sys",
+                };
+                l.push(format!("fence.acq_rel.{scope};"));
+            }
+            Operation::Wait | Operation::Nop => {}
+            Operation::CvtF32I32 => l.push(format!("cvt.rn.f32.s32 {d}, {a};")),
+            Operation::CvtF32U32 => l.push(format!("cvt.rn.f32.u32 {d}, {a};")),
+            Operation::CvtI32F32 => l.push(format!("cvt.rzi.s32.f32 {d}, {a};")),
+            Operation::CvtU32F32 => l.push(format!("cvt.rzi.u32.f32 {d}, {a};")),
+            Operation::CvtF32F16 => {
+                let hi = i.inst.modifier & 2 != 0;
+                l.push(format!("mov.b32 {{%h0, %h1}}, {a};"));
+                l.push(format!("cvt.f32.f16 {d}, %h{};", u8::from(hi)));
+            }
+            Operation::CvtF16F32 => {
+                let hi = i.inst.modifier & 1 != 0;
+                l.push(format!("cvt.rn.f16.f32 %h2, {a};"));
+                set_half(&mut l, &d, hi, "%h2");
+            }
+            Operation::CvtF32F64 => {
+                l.push(format!("mov.b64 %d0, {{{a}, {}}};", r(i.inst.rs1 + 1)));
+                l.push(format!("cvt.rn.f32.f64 {d}, %d0;"));
+            }
+            Operation::CvtF64F32 => {
+                l.push(format!("cvt.f64.f32 %d0, {a};"));
+                l.push(format!("mov.b64 {{{d}, {}}}, %d0;", r(i.inst.rd + 1)));
+            }
+            Operation::Hadd | Operation::Hsub | Operation::Hmul | Operation::Hma => {
+                let sel = i.inst.modifier;
+                l.push(format!("mov.b32 {{%h0, %h1}}, {a};"));
+                l.push(format!("mov.b32 {{%h2, %h3}}, {};", r(i.inst.rs2)));
+                let x = if sel & 2 != 0 { "%h1" } else { "%h0" };
+                let y = if sel & 4 != 0 { "%h3" } else { "%h2" };
+                match i.op {
+                    Operation::Hadd => l.push(format!("add.rn.f16 %h6, {x}, {y};")),
+                    Operation::Hsub => l.push(format!("sub.rn.f16 %h6, {x}, {y};")),
+                    Operation::Hmul => l.push(format!("mul.rn.f16 %h6, {x}, {y};")),
+                    _ => {
+                        l.push(format!("mov.b32 {{%h4, %h5}}, {c};"));
+                        let z = if sel & 8 != 0 { "%h5" } else { "%h4" };
+                        l.push(format!("fma.rn.f16 %h6, {x}, {y}, {z};"));
+                    }
+                }
+                set_half(&mut l, &d, sel & 1 != 0, "%h6");
+            }
+            Operation::Hadd2 => l.push(format!("add.rn.f16x2 {d}, {a}, {};", r(i.inst.rs2))),
+            Operation::Hmul2 => l.push(format!("mul.rn.f16x2 {d}, {a}, {};", r(i.inst.rs2))),
+            Operation::Hma2 => l.push(format!("fma.rn.f16x2 {d}, {a}, {}, {c};", r(i.inst.rs2))),
+            Operation::Dadd
+            | Operation::Dsub
+            | Operation::Dmul
+            | Operation::Ddiv
+            | Operation::Dma
+            | Operation::Dsqrt => {
+                let (rs1, rs2, rs3, rd) = (i.inst.rs1, i.inst.rs2, i.rs3(), i.inst.rd);
+                l.push(format!("mov.b64 %d1, {{{}, {}}};", r(rs1), r(rs1 + 1)));
+                if i.op != Operation::Dsqrt {
+                    l.push(format!("mov.b64 %d2, {{{}, {}}};", r(rs2), r(rs2 + 1)));
+                }
+                match i.op {
+                    Operation::Dadd => l.push("add.rn.f64 %d0, %d1, %d2;".into()),
+                    Operation::Dsub => l.push("sub.rn.f64 %d0, %d1, %d2;".into()),
+                    Operation::Dmul => l.push("mul.rn.f64 %d0, %d1, %d2;".into()),
+                    Operation::Ddiv => l.push("div.rn.f64 %d0, %d1, %d2;".into()),
+                    Operation::Dsqrt => l.push("sqrt.rn.f64 %d0, %d1;".into()),
+                    _ => {
+                        l.push(format!("mov.b64 %d3, {{{}, {}}};", r(rs3), r(rs3 + 1)));
+                        l.push("fma.rn.f64 %d0, %d1, %d2, %d3;".into());
+                    }
+                }
+                l.push(format!("mov.b64 {{{}, {}}}, %d0;", r(rd), r(rd + 1)));
+            }
+            Operation::Mma => {
+                // The emulator reports CAP_MMA as absent and traps; so does the generated code.
+                self.problems.push(Problem::warning(
+                    codes::TRAPS,
+                    &self.program.kernel.name,
+                    Some(i.offset),
+                    format!("`{}` needs CAP_MMA, which WAVE's emulator and backends do not offer: the emulator traps here, and so does the generated code", mnemonic(i)),
+                ));
+                l.push("trap;   // CAP_MMA is not supported".into());
+            }
+            Operation::Mov => match i.inst.info().map(|o| o.mnemonic) {
+                Some("mov_imm") => {
+                    l.push(format!("mov.b32 {d}, {};", imm(i.inst.ext.unwrap_or(0))))
+                }
+                _ => l.push(format!("mov.b32 {d}, {a};")),
+            },
+            Operation::MovSpecial => {
+                let src = match i.inst.rs1 {
+                    0 => "%tid.x".to_string(),
+                    1 => "%tid.y".into(),
+                    2 => "%tid.z".into(),
+                    3 => "%wave_id".into(),
+                    4 => "%lane".into(),
+                    5 => "%ctaid.x".into(),
+                    6 => "%ctaid.y".into(),
+                    7 => "%ctaid.z".into(),
+                    8 => "%ntid.x".into(),
+                    9 => "%ntid.y".into(),
+                    10 => "%ntid.z".into(),
+                    11 => "%nctaid.x".into(),
+                    12 => "%nctaid.y".into(),
+                    13 => "%nctaid.z".into(),
+                    14 => "32".into(),
+                    _ => {
+                        l.push("mov.u32 %t1, %ntid.x;".into());
+                        l.push("mov.u32 %t2, %ntid.y;".into());
+                        l.push("mul.lo.u32 %t1, %t1, %t2;".into());
+                        l.push("mov.u32 %t2, %ntid.z;".into());
+                        l.push("mul.lo.u32 %t1, %t1, %t2;".into());
+                        l.push("add.u32 %t1, %t1, 31;".into());
+                        l.push("shr.u32 %t1, %t1, 5;".into());
+                        "%t1".into()
+                    }
+                };
+                l.push(format!("mov.u32 {d}, {src};"));
+            }
+            // Control flow and wave operations never reach here.
+            _ => {}
+        }
+        l
+    }
+}
+
+/// `fmin`/`fmax` with the emulator's rules: a NaN operand gives the other one, and -0.0 is
+/// below +0.0. PTX's `min.f32`/`max.f32` already return the non-NaN operand; the signed
+/// zeros are ordered by comparing the bits when the values are equal.
+pub(super) fn fminmax(l: &mut Vec<String>, which: &str, d: &str, a: &str, b: &str) {
+    l.push(format!("{which}.f32 %t9, {a}, {b};"));
+    l.push(format!("setp.eq.f32 %q0, {a}, {b};"));
+    let pick = if which == "min" { "or.b32" } else { "and.b32" };
+    l.push(format!("{pick} %t10, {a}, {b};"));
+    l.push(format!("selp.b32 {d}, %t10, %t9, %q0;"));
+}
+
+/// Writes binary16 `h` into the low or high half of `d`.
+pub(super) fn set_half(l: &mut Vec<String>, d: &str, hi: bool, h: &str) {
+    l.push(format!("mov.b32 {{%h4, %h5}}, {d};"));
+    if hi {
+        l.push(format!("mov.b32 {d}, {{%h4, {h}}};"));
+    } else {
+        l.push(format!("mov.b32 {d}, {{{h}, %h5}};"));
+    }
+}
+
+/// The immediate divisor of an `idiv`/`imod` and how to divide by it, unless it is 0.
+pub(super) fn const_divisor(i: &Instr) -> Option<(i32, divide::Plan)> {
+    let c = i.imm2()? as i32;
+    Some((c, divide::Plan::new(c)?))
+}
