@@ -1,0 +1,301 @@
+//! Data instructions (integer, float, bitwise, compare, load and store, conversion, half and
+//! double precision, special registers), each as the C++ that gives the emulator's result.
+
+use wave_isa::Operation;
+
+use crate::structure::{Instr, mnemonic};
+use crate::{Problem, codes};
+
+use super::{Dialect, Writer, hex, r};
+
+impl Writer<'_, '_> {
+    /// The second source: `rs2` or the immediate.
+    pub(super) fn b(&self, i: &Instr) -> String {
+        match i.imm2() {
+            Some(v) => hex(v),
+            None => r(i.inst.rs2),
+        }
+    }
+
+    pub(super) fn data(&mut self, i: &Instr) -> Vec<String> {
+        let d = self.d();
+        let (u32t, _, _, _) = d.types();
+        let mut l = Vec::new();
+        if crate::ptx::uses_local(i) && self.program.kernel.local_memory == 0 {
+            match self.trap_line("local memory access in a kernel without local memory") {
+                Some(t) => {
+                    self.problems.push(crate::ptx::traps_without_local(self.program, i));
+                    l.push(t);
+                }
+                None => self.unsupported(i, "the kernel declares no local memory, so the emulator traps here, and Metal has no way to stop a kernel with an error"),
+            }
+            return l;
+        }
+        let rd = r(i.inst.rd);
+        let a = r(i.inst.rs1);
+        let b = self.b(i);
+        let c = r(i.rs3());
+        let f = |x: &str| format!("wave_f({x})");
+        let pd = format!("p{}", i.inst.rd & 3);
+        let fbin = |op: &str| format!("{rd} = wave_u({} {op} {});", f(&a), f(&b));
+        match i.op {
+            Operation::Iadd => l.push(format!("{rd} = {a} + {b};")),
+            Operation::Isub => l.push(format!("{rd} = {a} - {b};")),
+            Operation::Imul => l.push(format!("{rd} = {a} * {b};")),
+            Operation::ImulHi => l.push(format!("{rd} = wave_mulhi({a}, {b});")),
+            Operation::Imad => l.push(format!("{rd} = {a} * {} + {c};", r(i.inst.rs2))),
+            Operation::Idiv => l.push(format!("{rd} = wave_idiv({a}, {b});")),
+            Operation::Imod => l.push(format!("{rd} = wave_imod({a}, {b});")),
+            Operation::Ineg => l.push(format!("{rd} = 0u - {a};")),
+            Operation::Iabs => l.push(format!("{rd} = wave_iabs({a});")),
+            Operation::Imin => l.push(format!("{rd} = wave_imin({a}, {b});")),
+            Operation::Imax => l.push(format!("{rd} = wave_imax({a}, {b});")),
+            Operation::Iclamp => l.push(format!("{rd} = wave_imin(wave_imax({a}, {}), {c});", r(i.inst.rs2))),
+            Operation::Umin => l.push(format!("{rd} = {a} < {b} ? {a} : {b};")),
+            Operation::Umax => l.push(format!("{rd} = {a} > {b} ? {a} : {b};")),
+            Operation::Fadd => l.push(fbin("+")),
+            Operation::Fsub => l.push(fbin("-")),
+            Operation::Fmul => l.push(fbin("*")),
+            Operation::Fdiv => l.push(fbin("/")),
+            Operation::Fma => l.push(format!("{rd} = wave_u(wave_fma({}, {}, {}));", f(&a), f(&r(i.inst.rs2)), f(&c))),
+            Operation::Fneg => l.push(format!("{rd} = {a} ^ 0x80000000u;")),
+            Operation::Fabs => l.push(format!("{rd} = {a} & 0x7FFFFFFFu;")),
+            Operation::Fmin => l.push(format!("{rd} = wave_fmin({a}, {b});")),
+            Operation::Fmax => l.push(format!("{rd} = wave_fmax({a}, {b});")),
+            Operation::Fclamp => l.push(format!("{rd} = wave_fmin(wave_fmax({a}, {}), {c});", r(i.inst.rs2))),
+            Operation::Fsat => l.push(format!("{rd} = wave_fmin(wave_fmax({a}, 0u), 0x3F800000u);")),
+            Operation::Fsqrt => l.push(format!("{rd} = wave_u(wave_sqrt({}));", f(&a))),
+            Operation::Frsqrt => {
+                if d == Dialect::Metal {
+                    self.differs(i, "1 / precise::sqrt(x) rounds twice (no binary64 on Apple GPUs), so it can be 1 ULP from the emulator's result");
+                }
+                l.push(format!("{rd} = wave_u(wave_rsqrt({}));", f(&a)));
+            }
+            Operation::Frcp => l.push(format!("{rd} = wave_u(1.0f / {});", f(&a))),
+            Operation::Ffloor => l.push(format!("{rd} = wave_u(wave_floor({}));", f(&a))),
+            Operation::Fceil => l.push(format!("{rd} = wave_u(wave_ceil({}));", f(&a))),
+            Operation::Fround => l.push(format!("{rd} = wave_u(wave_rint({}));", f(&a))),
+            Operation::Ftrunc => l.push(format!("{rd} = wave_u(wave_trunc({}));", f(&a))),
+            Operation::Ffract => l.push(format!("{rd} = wave_fract({a});")),
+            Operation::Fsin | Operation::Fcos | Operation::Fexp2 | Operation::Flog2 => {
+                let func = match i.op {
+                    Operation::Fsin => "wave_sin",
+                    Operation::Fcos => "wave_cos",
+                    Operation::Fexp2 => "wave_exp2",
+                    _ => "wave_log2",
+                };
+                if d == Dialect::Metal {
+                    self.differs(i, "Metal's `precise::` functions are within 4 ULP; the spec asks for 2 (no binary64 on Apple GPUs)");
+                }
+                l.push(format!("{rd} = wave_u({func}({}));", f(&a)));
+            }
+            Operation::And => l.push(format!("{rd} = {a} & {b};")),
+            Operation::Or => l.push(format!("{rd} = {a} | {b};")),
+            Operation::Xor => l.push(format!("{rd} = {a} ^ {b};")),
+            Operation::Not => l.push(format!("{rd} = ~{a};")),
+            Operation::Shl => l.push(format!("{rd} = {a} << ({b} & 31u);")),
+            Operation::Shr => l.push(format!("{rd} = {a} >> ({b} & 31u);")),
+            Operation::Sar => l.push(format!("{rd} = ({u32t})(({}){a} >> ({b} & 31u));", d.types().1)),
+            Operation::Bitcount => l.push(format!("{rd} = wave_popc({a});")),
+            Operation::Bitfind => l.push(format!("{rd} = wave_bitfind({a});")),
+            Operation::Bitrev => l.push(format!("{rd} = wave_brev({a});")),
+            Operation::Bfe => l.push(format!("{rd} = wave_bfe({a}, {}, {c});", r(i.inst.rs2))),
+            Operation::Bfi => l.push(format!("{rd} = wave_bfi({a}, {}, {c}, {});", r(i.inst.rs2), r(i.rs4()))),
+            Operation::Icmp(cc) => {
+                let i32t = d.types().1;
+                let op = ["==", "!=", "<", "<=", ">", ">="].get(usize::from(cc)).copied().unwrap_or(">=");
+                l.push(format!("{pd} = ({i32t}){a} {op} ({i32t}){b};"));
+            }
+            Operation::Ucmp(cc) => {
+                let op = if cc == 0 { "<" } else { "<=" };
+                l.push(format!("{pd} = {a} {op} {b};"));
+            }
+            Operation::Fcmp(cc) => {
+                let (x, y) = (f(&a), f(&b));
+                let e = match cc {
+                    0 => format!("{x} == {y}"),
+                    1 => format!("{x} < {y}"),
+                    2 => format!("{x} <= {y}"),
+                    3 => format!("{x} > {y}"),
+                    4 => format!("!({x} == {y})"),
+                    5 => format!("({x} == {x}) && ({y} == {y})"),
+                    _ => format!("({x} != {x}) || ({y} != {y})"),
+                };
+                l.push(format!("{pd} = {e};"));
+            }
+            Operation::Select => {
+                let (p, neg) = i.pred();
+                l.push(format!("{rd} = {}p{p} ? {a} : {b};", if neg { "!" } else { "" }));
+            }
+            Operation::LocalLoad(w) | Operation::DeviceLoad(w) => {
+                let local = matches!(i.op, Operation::LocalLoad(_));
+                let rdn = i.inst.rd;
+                match w {
+                    0 => l.push(format!("{rd} = *{};", self.ptr(local, uchar(d), &self.at(i, 0)))),
+                    1 => l.push(format!("{rd} = *{};", self.ptr(local, ushort(d), &self.at(i, 0)))),
+                    _ => {
+                        let count = [1, 1, 1, 2, 4][usize::from(w.min(4))];
+                        for k in 0..count {
+                            l.push(format!("{} = *{};", r(rdn + k as u8), self.ptr(local, u32t, &self.at(i, 4 * k))));
+                        }
+                    }
+                }
+            }
+            Operation::LocalStore(w) | Operation::DeviceStore(w) => {
+                let local = matches!(i.op, Operation::LocalStore(_));
+                let v = i.inst.rs2;
+                match w {
+                    0 => l.push(format!("*{} = ({}){};", self.ptr(local, uchar(d), &self.at(i, 0)), uchar(d), r(v))),
+                    1 => l.push(format!("*{} = ({}){};", self.ptr(local, ushort(d), &self.at(i, 0)), ushort(d), r(v))),
+                    _ => {
+                        let count = [1, 1, 1, 2, 4][usize::from(w.min(4))];
+                        for k in 0..count {
+                            l.push(format!("*{} = {};", self.ptr(local, u32t, &self.at(i, 4 * k)), r(v + k as u8)));
+                        }
+                    }
+                }
+            }
+            Operation::Atomic(kind, ty, local) => self.atomic(i, kind, ty, local, &mut l),
+            Operation::Fence => l.push(self.fence(i.inst.scope)),
+            Operation::Wait | Operation::Nop => {}
+            Operation::CvtF32I32 => l.push(format!("{rd} = wave_u((float)({}){a});", d.types().1)),
+            Operation::CvtF32U32 => l.push(format!("{rd} = wave_u((float){a});")),
+            Operation::CvtI32F32 => l.push(format!("{rd} = wave_cvt_i32({a});")),
+            Operation::CvtU32F32 => l.push(format!("{rd} = wave_cvt_u32({a});")),
+            Operation::CvtF32F16 => {
+                let hi = i.inst.modifier & 2 != 0;
+                l.push(format!("{rd} = wave_u(wave_h2f(wave_h({a}, {hi})));"));
+            }
+            Operation::CvtF16F32 => {
+                let hi = i.inst.modifier & 1 != 0;
+                l.push(format!("{rd} = wave_set_h({rd}, {hi}, wave_f2h({}));", f(&a)));
+            }
+            Operation::Hadd | Operation::Hsub | Operation::Hmul | Operation::Hma => {
+                let sel = i.inst.modifier;
+                let x = format!("wave_h({a}, {})", sel & 2 != 0);
+                let y = format!("wave_h({}, {})", r(i.inst.rs2), sel & 4 != 0);
+                let v = match i.op {
+                    Operation::Hadd => format!("wave_hadd({x}, {y})"),
+                    Operation::Hsub => format!("wave_hsub({x}, {y})"),
+                    Operation::Hmul => format!("wave_hmul({x}, {y})"),
+                    _ => format!("wave_hfma({x}, {y}, wave_h({c}, {}))", sel & 8 != 0),
+                };
+                l.push(format!("{rd} = wave_set_h({rd}, {}, {v});", sel & 1 != 0));
+            }
+            Operation::Hadd2 | Operation::Hmul2 | Operation::Hma2 => {
+                let b2 = r(i.inst.rs2);
+                let half = |hi: bool| match i.op {
+                    Operation::Hadd2 => format!("wave_hadd(wave_h({a}, {hi}), wave_h({b2}, {hi}))"),
+                    Operation::Hmul2 => format!("wave_hmul(wave_h({a}, {hi}), wave_h({b2}, {hi}))"),
+                    _ => format!("wave_hfma(wave_h({a}, {hi}), wave_h({b2}, {hi}), wave_h({c}, {hi}))"),
+                };
+                l.push(format!("{rd} = wave_set_h(wave_set_h(0u, false, {}), true, {});", half(false), half(true)));
+            }
+            Operation::CvtF32F64
+            | Operation::CvtF64F32
+            | Operation::Dadd
+            | Operation::Dsub
+            | Operation::Dmul
+            | Operation::Ddiv
+            | Operation::Dma
+            | Operation::Dsqrt => {
+                if d == Dialect::Metal {
+                    self.unsupported(i, "Apple GPUs have no binary64 (CAP_F64)");
+                    return l;
+                }
+                let pair = |n: u8| format!("wave_d({}, {})", r(n), r(n + 1));
+                let (rs1, rs2, rs3, rdn) = (i.inst.rs1, i.inst.rs2, i.rs3(), i.inst.rd);
+                let value = match i.op {
+                    Operation::CvtF32F64 => {
+                        l.push(format!("{rd} = wave_u((float){});", pair(rs1)));
+                        return l;
+                    }
+                    Operation::CvtF64F32 => format!("(double){}", f(&a)),
+                    Operation::Dadd => format!("{} + {}", pair(rs1), pair(rs2)),
+                    Operation::Dsub => format!("{} - {}", pair(rs1), pair(rs2)),
+                    Operation::Dmul => format!("{} * {}", pair(rs1), pair(rs2)),
+                    Operation::Ddiv => format!("{} / {}", pair(rs1), pair(rs2)),
+                    Operation::Dsqrt => format!("wave_dsqrt({})", pair(rs1)),
+                    _ => format!("wave_dfma({}, {}, {})", pair(rs1), pair(rs2), pair(rs3)),
+                };
+                l.push("{".into());
+                l.push(format!("    double wave_v = {value};"));
+                l.push(format!("    {rd} = wave_dlo(wave_v); {} = wave_dhi(wave_v);", r(rdn + 1)));
+                l.push("}".into());
+            }
+            Operation::Mma => match self.trap_line("CAP_MMA is not supported") {
+                // The emulator reports CAP_MMA as absent and traps; so does the generated code.
+                Some(t) => {
+                    self.problems.push(Problem::warning(
+                        codes::TRAPS,
+                        &self.program.kernel.name,
+                        Some(i.offset),
+                        format!("`{}` needs CAP_MMA, which WAVE's emulator and backends do not offer: the emulator traps here, and so does the generated code", mnemonic(i)),
+                    ));
+                    l.push(t);
+                }
+                None => self.unsupported(i, "CAP_MMA is not supported, so the emulator traps here, and Metal has no way to stop a kernel with an error"),
+            },
+            Operation::Mov => match i.inst.info().map(|o| o.mnemonic) {
+                Some("mov_imm") => l.push(format!("{rd} = {};", hex(i.inst.ext.unwrap_or(0)))),
+                _ => l.push(format!("{rd} = {a};")),
+            },
+            Operation::MovSpecial => {
+                let v = self.special(i.inst.rs1);
+                l.push(format!("{rd} = {v};"));
+            }
+            _ => {}
+        }
+        l
+    }
+
+    pub(super) fn special(&self, which: u8) -> String {
+        let d = self.d();
+        match (d, which) {
+            (Dialect::Hip, 0) => "threadIdx.x".into(),
+            (Dialect::Hip, 1) => "threadIdx.y".into(),
+            (Dialect::Hip, 2) => "threadIdx.z".into(),
+            (Dialect::Hip, 5) => "blockIdx.x".into(),
+            (Dialect::Hip, 6) => "blockIdx.y".into(),
+            (Dialect::Hip, 7) => "blockIdx.z".into(),
+            (Dialect::Hip, 8) => "blockDim.x".into(),
+            (Dialect::Hip, 9) => "blockDim.y".into(),
+            (Dialect::Hip, 10) => "blockDim.z".into(),
+            (Dialect::Hip, 11) => "gridDim.x".into(),
+            (Dialect::Hip, 12) => "gridDim.y".into(),
+            (Dialect::Hip, 13) => "gridDim.z".into(),
+            (Dialect::Sycl, 0) => "wave_tx".into(),
+            (Dialect::Sycl, 1) => "wave_ty".into(),
+            (Dialect::Sycl, 2) => "wave_tz".into(),
+            (Dialect::Sycl, 5..=7) => format!("(uint32_t)wave_item.get_group({})", 7 - which),
+            (Dialect::Sycl, 8..=10) => {
+                format!("(uint32_t)wave_item.get_local_range({})", 10 - which)
+            }
+            (Dialect::Sycl, 11..=13) => {
+                format!("(uint32_t)wave_item.get_group_range({})", 13 - which)
+            }
+            (Dialect::Metal, 0..=2) => format!("wave_tid.{}", ["x", "y", "z"][usize::from(which)]),
+            (Dialect::Metal, 5..=7) => {
+                format!("wave_ctaid.{}", ["x", "y", "z"][usize::from(which - 5)])
+            }
+            (Dialect::Metal, 8..=10) => {
+                format!("wave_ntid.{}", ["x", "y", "z"][usize::from(which - 8)])
+            }
+            (Dialect::Metal, 11..=13) => {
+                format!("wave_nctaid.{}", ["x", "y", "z"][usize::from(which - 11)])
+            }
+            (_, 3) => "wave_id".into(),
+            (_, 4) => "lane".into(),
+            (_, 14) => "wave_w".into(),
+            _ => "(wave_threads + wave_w - 1u) / wave_w".into(),
+        }
+    }
+}
+
+pub(super) fn uchar(d: Dialect) -> &'static str {
+    if d == Dialect::Metal { "uchar" } else { "uint8_t" }
+}
+
+pub(super) fn ushort(d: Dialect) -> &'static str {
+    if d == Dialect::Metal { "ushort" } else { "uint16_t" }
+}
