@@ -1,7 +1,7 @@
 //! Data instructions (integer, float, bitwise, compare, load and store, conversion, half and
 //! double precision, special registers), each as the C++ that gives the emulator's result.
 
-use wave_isa::Operation;
+use wave_isa::{FloatCond, IntCond, MemWidth, Operation, UintCond};
 
 use crate::structure::{Instr, mnemonic};
 use crate::{Problem, codes};
@@ -103,23 +103,33 @@ impl Writer<'_, '_> {
             Operation::Bfi => l.push(format!("{rd} = wave_bfi({a}, {}, {c}, {});", r(i.inst.rs2), r(i.rs4()))),
             Operation::Icmp(cc) => {
                 let i32t = d.types().1;
-                let op = ["==", "!=", "<", "<=", ">", ">="].get(usize::from(cc)).copied().unwrap_or(">=");
+                let op = match cc {
+                    IntCond::Eq => "==",
+                    IntCond::Ne => "!=",
+                    IntCond::Lt => "<",
+                    IntCond::Le => "<=",
+                    IntCond::Gt => ">",
+                    IntCond::Ge => ">=",
+                };
                 l.push(format!("{pd} = ({i32t}){a} {op} ({i32t}){b};"));
             }
             Operation::Ucmp(cc) => {
-                let op = if cc == 0 { "<" } else { "<=" };
+                let op = match cc {
+                    UintCond::Lt => "<",
+                    UintCond::Le => "<=",
+                };
                 l.push(format!("{pd} = {a} {op} {b};"));
             }
             Operation::Fcmp(cc) => {
                 let (x, y) = (f(&a), f(&b));
                 let e = match cc {
-                    0 => format!("{x} == {y}"),
-                    1 => format!("{x} < {y}"),
-                    2 => format!("{x} <= {y}"),
-                    3 => format!("{x} > {y}"),
-                    4 => format!("!({x} == {y})"),
-                    5 => format!("({x} == {x}) && ({y} == {y})"),
-                    _ => format!("({x} != {x}) || ({y} != {y})"),
+                    FloatCond::Eq => format!("{x} == {y}"),
+                    FloatCond::Lt => format!("{x} < {y}"),
+                    FloatCond::Le => format!("{x} <= {y}"),
+                    FloatCond::Gt => format!("{x} > {y}"),
+                    FloatCond::Ne => format!("!({x} == {y})"),
+                    FloatCond::Ord => format!("({x} == {x}) && ({y} == {y})"),
+                    FloatCond::Unord => format!("({x} != {x}) || ({y} != {y})"),
                 };
                 l.push(format!("{pd} = {e};"));
             }
@@ -131,10 +141,10 @@ impl Writer<'_, '_> {
                 let local = matches!(i.op, Operation::LocalLoad(_));
                 let rdn = i.inst.rd;
                 match w {
-                    0 => l.push(format!("{rd} = *{};", self.ptr(local, uchar(d), &self.at(i, 0)))),
-                    1 => l.push(format!("{rd} = *{};", self.ptr(local, ushort(d), &self.at(i, 0)))),
-                    _ => {
-                        let count = [1, 1, 1, 2, 4][usize::from(w.min(4))];
+                    MemWidth::U8 => l.push(format!("{rd} = *{};", self.ptr(local, uchar(d), &self.at(i, 0)))),
+                    MemWidth::U16 => l.push(format!("{rd} = *{};", self.ptr(local, ushort(d), &self.at(i, 0)))),
+                    MemWidth::U32 | MemWidth::U64 | MemWidth::U128 => {
+                        let count = i64::from(w.registers());
                         for k in 0..count {
                             l.push(format!("{} = *{};", r(rdn + k as u8), self.ptr(local, u32t, &self.at(i, 4 * k))));
                         }
@@ -145,10 +155,10 @@ impl Writer<'_, '_> {
                 let local = matches!(i.op, Operation::LocalStore(_));
                 let v = i.inst.rs2;
                 match w {
-                    0 => l.push(format!("*{} = ({}){};", self.ptr(local, uchar(d), &self.at(i, 0)), uchar(d), r(v))),
-                    1 => l.push(format!("*{} = ({}){};", self.ptr(local, ushort(d), &self.at(i, 0)), ushort(d), r(v))),
-                    _ => {
-                        let count = [1, 1, 1, 2, 4][usize::from(w.min(4))];
+                    MemWidth::U8 => l.push(format!("*{} = ({}){};", self.ptr(local, uchar(d), &self.at(i, 0)), uchar(d), r(v))),
+                    MemWidth::U16 => l.push(format!("*{} = ({}){};", self.ptr(local, ushort(d), &self.at(i, 0)), ushort(d), r(v))),
+                    MemWidth::U32 | MemWidth::U64 | MemWidth::U128 => {
+                        let count = i64::from(w.registers());
                         for k in 0..count {
                             l.push(format!("*{} = {};", self.ptr(local, u32t, &self.at(i, 4 * k)), r(v + k as u8)));
                         }

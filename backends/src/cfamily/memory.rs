@@ -1,7 +1,7 @@
 //! Memory operands: addresses and typed pointers into device or local memory, fences by
 //! scope, and atomics.
 
-use wave_isa::AtomicType;
+use wave_isa::{AtomicOp, AtomicType};
 
 use crate::structure::Instr;
 
@@ -50,7 +50,7 @@ impl Writer<'_, '_> {
     pub(super) fn atomic(
         &mut self,
         i: &Instr,
-        kind: u8,
+        kind: AtomicOp,
         ty: AtomicType,
         local: bool,
         l: &mut Vec<String>,
@@ -62,7 +62,7 @@ impl Writer<'_, '_> {
             self.unsupported(i, "Metal has no general 64-bit atomics (CAP_ATOMIC_64)");
             return;
         }
-        if ty == AtomicType::F32 && kind != 0 {
+        if ty == AtomicType::F32 && kind != AtomicOp::Add {
             self.unsupported(i, "only `atomic_add` takes the f32 type");
             return;
         }
@@ -96,17 +96,31 @@ impl Writer<'_, '_> {
                 ][usize::from(scope)];
                 let p = self.ptr(local, t, &at);
                 match kind {
-                    0 => format!("__hip_atomic_fetch_add({p}, {value}, __ATOMIC_RELAXED, {s})"),
-                    1 => format!(
+                    AtomicOp::Add => {
+                        format!("__hip_atomic_fetch_add({p}, {value}, __ATOMIC_RELAXED, {s})")
+                    }
+                    AtomicOp::Sub => format!(
                         "__hip_atomic_fetch_add({p}, ({t})0 - {value}, __ATOMIC_RELAXED, {s})"
                     ),
-                    2 => format!("__hip_atomic_fetch_min({p}, {value}, __ATOMIC_RELAXED, {s})"),
-                    3 => format!("__hip_atomic_fetch_max({p}, {value}, __ATOMIC_RELAXED, {s})"),
-                    4 => format!("__hip_atomic_fetch_and({p}, {value}, __ATOMIC_RELAXED, {s})"),
-                    5 => format!("__hip_atomic_fetch_or({p}, {value}, __ATOMIC_RELAXED, {s})"),
-                    6 => format!("__hip_atomic_fetch_xor({p}, {value}, __ATOMIC_RELAXED, {s})"),
-                    7 => format!("__hip_atomic_exchange({p}, {value}, __ATOMIC_RELAXED, {s})"),
-                    _ => {
+                    AtomicOp::Min => {
+                        format!("__hip_atomic_fetch_min({p}, {value}, __ATOMIC_RELAXED, {s})")
+                    }
+                    AtomicOp::Max => {
+                        format!("__hip_atomic_fetch_max({p}, {value}, __ATOMIC_RELAXED, {s})")
+                    }
+                    AtomicOp::And => {
+                        format!("__hip_atomic_fetch_and({p}, {value}, __ATOMIC_RELAXED, {s})")
+                    }
+                    AtomicOp::Or => {
+                        format!("__hip_atomic_fetch_or({p}, {value}, __ATOMIC_RELAXED, {s})")
+                    }
+                    AtomicOp::Xor => {
+                        format!("__hip_atomic_fetch_xor({p}, {value}, __ATOMIC_RELAXED, {s})")
+                    }
+                    AtomicOp::Exchange => {
+                        format!("__hip_atomic_exchange({p}, {value}, __ATOMIC_RELAXED, {s})")
+                    }
+                    AtomicOp::Cas => {
                         l.push(format!("{t} wave_expected = {value};"));
                         l.push(format!("__hip_atomic_compare_exchange_strong({p}, &wave_expected, {}, __ATOMIC_RELAXED, __ATOMIC_RELAXED, {s});", val(rs3)));
                         "wave_expected".into()
@@ -121,15 +135,15 @@ impl Writer<'_, '_> {
                     "sycl::atomic_ref<{t}, sycl::memory_order::relaxed, sycl::memory_scope::{s}, sycl::access::address_space::{space}> wave_ref(*{p});"
                 ));
                 match kind {
-                    0 => format!("wave_ref.fetch_add({value})"),
-                    1 => format!("wave_ref.fetch_sub({value})"),
-                    2 => format!("wave_ref.fetch_min({value})"),
-                    3 => format!("wave_ref.fetch_max({value})"),
-                    4 => format!("wave_ref.fetch_and({value})"),
-                    5 => format!("wave_ref.fetch_or({value})"),
-                    6 => format!("wave_ref.fetch_xor({value})"),
-                    7 => format!("wave_ref.exchange({value})"),
-                    _ => {
+                    AtomicOp::Add => format!("wave_ref.fetch_add({value})"),
+                    AtomicOp::Sub => format!("wave_ref.fetch_sub({value})"),
+                    AtomicOp::Min => format!("wave_ref.fetch_min({value})"),
+                    AtomicOp::Max => format!("wave_ref.fetch_max({value})"),
+                    AtomicOp::And => format!("wave_ref.fetch_and({value})"),
+                    AtomicOp::Or => format!("wave_ref.fetch_or({value})"),
+                    AtomicOp::Xor => format!("wave_ref.fetch_xor({value})"),
+                    AtomicOp::Exchange => format!("wave_ref.exchange({value})"),
+                    AtomicOp::Cas => {
                         l.push(format!("{t} wave_expected = {value};"));
                         l.push(format!(
                             "wave_ref.compare_exchange_strong(wave_expected, {});",
@@ -147,15 +161,31 @@ impl Writer<'_, '_> {
                 };
                 let p = self.ptr(local, aty, &at);
                 match kind {
-                    0 => format!("atomic_fetch_add_explicit({p}, {value}, memory_order_relaxed)"),
-                    1 => format!("atomic_fetch_sub_explicit({p}, {value}, memory_order_relaxed)"),
-                    2 => format!("atomic_fetch_min_explicit({p}, {value}, memory_order_relaxed)"),
-                    3 => format!("atomic_fetch_max_explicit({p}, {value}, memory_order_relaxed)"),
-                    4 => format!("atomic_fetch_and_explicit({p}, {value}, memory_order_relaxed)"),
-                    5 => format!("atomic_fetch_or_explicit({p}, {value}, memory_order_relaxed)"),
-                    6 => format!("atomic_fetch_xor_explicit({p}, {value}, memory_order_relaxed)"),
-                    7 => format!("atomic_exchange_explicit({p}, {value}, memory_order_relaxed)"),
-                    _ => {
+                    AtomicOp::Add => {
+                        format!("atomic_fetch_add_explicit({p}, {value}, memory_order_relaxed)")
+                    }
+                    AtomicOp::Sub => {
+                        format!("atomic_fetch_sub_explicit({p}, {value}, memory_order_relaxed)")
+                    }
+                    AtomicOp::Min => {
+                        format!("atomic_fetch_min_explicit({p}, {value}, memory_order_relaxed)")
+                    }
+                    AtomicOp::Max => {
+                        format!("atomic_fetch_max_explicit({p}, {value}, memory_order_relaxed)")
+                    }
+                    AtomicOp::And => {
+                        format!("atomic_fetch_and_explicit({p}, {value}, memory_order_relaxed)")
+                    }
+                    AtomicOp::Or => {
+                        format!("atomic_fetch_or_explicit({p}, {value}, memory_order_relaxed)")
+                    }
+                    AtomicOp::Xor => {
+                        format!("atomic_fetch_xor_explicit({p}, {value}, memory_order_relaxed)")
+                    }
+                    AtomicOp::Exchange => {
+                        format!("atomic_exchange_explicit({p}, {value}, memory_order_relaxed)")
+                    }
+                    AtomicOp::Cas => {
                         // A strong compare-and-swap from the weak one: retry while it fails
                         // spuriously (the value seen still equals the expected one).
                         l.push(format!("{t} wave_expected;"));

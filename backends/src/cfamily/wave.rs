@@ -1,7 +1,7 @@
 //! Wave operations (ballot, any/all, shuffles, broadcast, prefix sums, reductions) in each
 //! dialect's sub-group or SIMD-group intrinsics.
 
-use wave_isa::Operation;
+use wave_isa::{Operation, ReduceOp};
 
 use crate::structure::Instr;
 
@@ -42,12 +42,12 @@ impl Writer<'_, '_> {
             }
             Operation::Reduce(kind) => {
                 let (identity, op) = match kind {
-                    0 => ("0u", "add"),
-                    1 => ("0x7FFFFFFFu", "min"),
-                    2 => ("0x80000000u", "max"),
-                    3 => ("0xFFFFFFFFu", "and"),
-                    4 => ("0u", "or"),
-                    _ => ("0u", "xor"),
+                    ReduceOp::Add => ("0u", "add"),
+                    ReduceOp::Min => ("0x7FFFFFFFu", "min"),
+                    ReduceOp::Max => ("0x80000000u", "max"),
+                    ReduceOp::And => ("0xFFFFFFFFu", "and"),
+                    ReduceOp::Or => ("0u", "or"),
+                    ReduceOp::Xor => ("0u", "xor"),
                 };
                 l.push(format!("const {u32t} wave_x = wave_part ? {a} : {identity};"));
                 let v = match d {

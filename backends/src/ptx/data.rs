@@ -1,7 +1,7 @@
 //! Data instructions (integer, float, bitwise, compare, load and store, conversion, half and
 //! double precision), each as the PTX lines that give the emulator's result.
 
-use wave_isa::Operation;
+use wave_isa::{FloatCond, MemWidth, Operation, UintCond};
 
 use crate::structure::{Instr, mnemonic};
 use crate::{Problem, codes, divide};
@@ -220,23 +220,28 @@ impl Kernel<'_, '_> {
             }
             Operation::Icmp(cc) => {
                 let b = self.b(i, 's');
-                let c = ["eq", "ne", "lt", "le", "gt", "ge"]
-                    .get(usize::from(cc))
-                    .copied()
-                    .unwrap_or("ge");
-                l.push(format!("setp.{c}.s32 {pd}, {a}, {b};"));
+                // PTX's comparison names are the suffixes' own.
+                l.push(format!("setp.{}.s32 {pd}, {a}, {b};", cc.name()));
             }
             Operation::Ucmp(cc) => {
                 let b = self.b(i, 'u');
-                let c = if cc == 0 { "lo" } else { "ls" };
+                let c = match cc {
+                    UintCond::Lt => "lo",
+                    UintCond::Le => "ls",
+                };
                 l.push(format!("setp.{c}.u32 {pd}, {a}, {b};"));
             }
             Operation::Fcmp(cc) => {
                 let b = self.b(i, 'f');
-                let c = ["eq", "lt", "le", "gt", "neu", "num", "nan"]
-                    .get(usize::from(cc))
-                    .copied()
-                    .unwrap_or("nan");
+                let c = match cc {
+                    FloatCond::Eq => "eq",
+                    FloatCond::Lt => "lt",
+                    FloatCond::Le => "le",
+                    FloatCond::Gt => "gt",
+                    FloatCond::Ne => "neu",
+                    FloatCond::Ord => "num",
+                    FloatCond::Unord => "nan",
+                };
                 l.push(format!("setp.{c}.f32 {pd}, {a}, {b};"));
             }
             Operation::Select => {
@@ -259,13 +264,13 @@ impl Kernel<'_, '_> {
                 };
                 let rd = i.inst.rd;
                 match w {
-                    0 => l.push(format!("ld.{space}.u8 {d}, {a0};")),
-                    1 => l.push(format!("ld.{space}.u16 {d}, {a0};")),
-                    2 => l.push(format!("ld.{space}.u32 {d}, {a0};")),
-                    _ => {
+                    MemWidth::U8 | MemWidth::U16 | MemWidth::U32 => {
+                        l.push(format!("ld.{space}.{} {d}, {a0};", w.name()));
+                    }
+                    MemWidth::U64 | MemWidth::U128 => {
                         // One vector access when the address is aligned to its size, else
                         // word by word (a 4-byte aligned u64 or u128 works, as in the emulator).
-                        let n = if w == 3 { 2 } else { 4 };
+                        let n = w.registers();
                         let regs: Vec<String> = (0..n).map(|k| r(rd + k)).collect();
                         let words: Vec<String> = regs
                             .iter()
@@ -290,11 +295,11 @@ impl Kernel<'_, '_> {
                 };
                 let v = i.inst.rs2;
                 match w {
-                    0 => l.push(format!("st.{space}.u8 {a0}, {};", r(v))),
-                    1 => l.push(format!("st.{space}.u16 {a0}, {};", r(v))),
-                    2 => l.push(format!("st.{space}.u32 {a0}, {};", r(v))),
-                    _ => {
-                        let n = if w == 3 { 2 } else { 4 };
+                    MemWidth::U8 | MemWidth::U16 | MemWidth::U32 => {
+                        l.push(format!("st.{space}.{} {a0}, {};", w.name(), r(v)));
+                    }
+                    MemWidth::U64 | MemWidth::U128 => {
+                        let n = w.registers();
                         let regs: Vec<String> = (0..n).map(|k| r(v + k)).collect();
                         let words: Vec<String> = regs
                             .iter()

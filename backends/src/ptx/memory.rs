@@ -1,7 +1,7 @@
 //! Memory operands: addresses in device and local memory, the choice between one wide access
 //! and word-by-word access by alignment, cache hints by scope, and atomics.
 
-use wave_isa::{AtomicType, SCOPES};
+use wave_isa::{AtomicOp, AtomicType, SCOPES};
 
 use crate::names;
 use crate::structure::Instr;
@@ -66,7 +66,7 @@ impl Kernel<'_, '_> {
     pub(super) fn atomic(
         &mut self,
         i: &Instr,
-        kind: u8,
+        kind: AtomicOp,
         ty: AtomicType,
         local: bool,
         l: &mut Vec<String>,
@@ -91,46 +91,49 @@ impl Kernel<'_, '_> {
             (r(rs2), r(rs3))
         };
         let t = match (kind, ty) {
-            (0, AtomicType::F32) => "add.f32",
-            (0 | 1, AtomicType::U64 | AtomicType::I64) => "add.u64",
-            (0 | 1, _) => "add.u32",
-            (2, AtomicType::I32) => "min.s32",
-            (2, AtomicType::I64) => "min.s64",
-            (2, AtomicType::U64) => "min.u64",
-            (2, _) => "min.u32",
-            (3, AtomicType::I32) => "max.s32",
-            (3, AtomicType::I64) => "max.s64",
-            (3, AtomicType::U64) => "max.u64",
-            (3, _) => "max.u32",
-            (4, _) => {
+            (AtomicOp::Add, AtomicType::F32) => "add.f32",
+            (AtomicOp::Add | AtomicOp::Sub, AtomicType::U64 | AtomicType::I64) => "add.u64",
+            (
+                AtomicOp::Add | AtomicOp::Sub,
+                AtomicType::U32 | AtomicType::I32 | AtomicType::F32,
+            ) => "add.u32",
+            (AtomicOp::Min, AtomicType::I32) => "min.s32",
+            (AtomicOp::Min, AtomicType::I64) => "min.s64",
+            (AtomicOp::Min, AtomicType::U64) => "min.u64",
+            (AtomicOp::Min, AtomicType::U32 | AtomicType::F32) => "min.u32",
+            (AtomicOp::Max, AtomicType::I32) => "max.s32",
+            (AtomicOp::Max, AtomicType::I64) => "max.s64",
+            (AtomicOp::Max, AtomicType::U64) => "max.u64",
+            (AtomicOp::Max, AtomicType::U32 | AtomicType::F32) => "max.u32",
+            (AtomicOp::And, _) => {
                 if wide {
                     "and.b64"
                 } else {
                     "and.b32"
                 }
             }
-            (5, _) => {
+            (AtomicOp::Or, _) => {
                 if wide {
                     "or.b64"
                 } else {
                     "or.b32"
                 }
             }
-            (6, _) => {
+            (AtomicOp::Xor, _) => {
                 if wide {
                     "xor.b64"
                 } else {
                     "xor.b32"
                 }
             }
-            (7, _) => {
+            (AtomicOp::Exchange, _) => {
                 if wide {
                     "exch.b64"
                 } else {
                     "exch.b32"
                 }
             }
-            _ => {
+            (AtomicOp::Cas, _) => {
                 if wide {
                     "cas.b64"
                 } else {
@@ -138,12 +141,12 @@ impl Kernel<'_, '_> {
                 }
             }
         };
-        if !local && (ty == AtomicType::F32) && kind != 0 {
+        if !local && (ty == AtomicType::F32) && kind != AtomicOp::Add {
             self.unsupported(i, "only `atomic_add` takes the f32 type");
             return;
         }
         // PTX has no atom.sub: negate and add.
-        let value = if kind == 1 {
+        let value = if kind == AtomicOp::Sub {
             if wide {
                 l.push(format!("neg.s64 %a3, {value};"));
                 "%a3".to_string()
@@ -155,7 +158,7 @@ impl Kernel<'_, '_> {
             value
         };
         let sem = format!(".relaxed.{scope}.{space}");
-        if rd == 0 && kind != 8 {
+        if rd == 0 && kind != AtomicOp::Cas {
             // rd = r0: the non-returning form.
             l.push(format!("red{sem}.{t} {at}, {value};"));
             return;
@@ -167,7 +170,7 @@ impl Kernel<'_, '_> {
         } else {
             r(rd)
         };
-        if kind == 8 {
+        if kind == AtomicOp::Cas {
             l.push(format!("atom{sem}.{t} {dst}, {at}, {value}, {compare};"));
         } else {
             l.push(format!("atom{sem}.{t} {dst}, {at}, {value};"));

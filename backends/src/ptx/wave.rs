@@ -1,7 +1,7 @@
 //! Wave operations (ballot, any/all, shuffles, broadcast, prefix sums, reductions) on the
 //! lanes that take part, with `shfl.sync`, `vote.sync` and `redux.sync`.
 
-use wave_isa::Operation;
+use wave_isa::{Operation, ReduceOp};
 
 use crate::structure::Instr;
 
@@ -35,12 +35,12 @@ impl Kernel<'_, '_> {
             }
             Operation::Reduce(kind) => {
                 let (identity, op, redux) = match kind {
-                    0 => ("0", "add.u32", "add.u32"),
-                    1 => ("0x7FFFFFFF", "min.s32", "min.s32"),
-                    2 => ("0x80000000", "max.s32", "max.s32"),
-                    3 => ("0xFFFFFFFF", "and.b32", "and.b32"),
-                    4 => ("0", "or.b32", "or.b32"),
-                    _ => ("0", "xor.b32", "xor.b32"),
+                    ReduceOp::Add => ("0", "add.u32", "add.u32"),
+                    ReduceOp::Min => ("0x7FFFFFFF", "min.s32", "min.s32"),
+                    ReduceOp::Max => ("0x80000000", "max.s32", "max.s32"),
+                    ReduceOp::And => ("0xFFFFFFFF", "and.b32", "and.b32"),
+                    ReduceOp::Or => ("0", "or.b32", "or.b32"),
+                    ReduceOp::Xor => ("0", "xor.b32", "xor.b32"),
                 };
                 l.push(format!("selp.b32 %t1, {a}, {identity}, %q4;"));
                 if self.options.sm >= 80 {

@@ -22,6 +22,7 @@ pub mod flags;
 mod lookup;
 mod opcode;
 mod operation;
+pub mod subop;
 mod table;
 pub mod target;
 mod text;
@@ -36,6 +37,7 @@ pub use lookup::{
 };
 pub use opcode::Opcode;
 pub use operation::Operation;
+pub use subop::{AtomicOp, FloatCond, IntCond, MemWidth, ReduceOp, UintCond};
 pub use table::*;
 pub use text::{format_float, write_inst, write_mnemonic};
 

@@ -7,13 +7,11 @@
 //! `wave_reduce`, the type and memory of an atomic) are separate variants or fields, so a
 //! consumer matches once and never decodes modifier bits itself.
 
+use crate::subop::{AtomicOp, FloatCond, IntCond, MemWidth, ReduceOp, UintCond};
 use crate::{AtomicType, Inst, Opcode};
 
-/// What an instruction does. Comparison codes: `icmp` 0 eq, 1 ne, 2 lt, 3 le, 4 gt, 5 ge
-/// (signed); `ucmp` 0 lt, 1 le; `fcmp` 0 eq, 1 lt, 2 le, 3 gt, 4 ne, 5 ord, 6 unord.
-/// `Reduce`: 0 add, 1 min, 2 max (signed), 3 and, 4 or, 5 xor. Memory widths: the modifier
-/// (0 u8, 1 u16, 2 u32, 3 u64, 4 u128). `Atomic(op, type, local)`: op 0 add, 1 sub, 2 min,
-/// 3 max, 4 and, 5 or, 6 xor, 7 exchange, 8 cas.
+/// What an instruction does, with the sub-operation its modifier selects as a type
+/// ([`crate::subop`]). `Atomic(op, type, local)`: `local` for Local Memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[allow(missing_docs, reason = "each variant is the instruction of the same name")]
 pub enum Operation {
@@ -65,17 +63,17 @@ pub enum Operation {
     Bitrev,
     Bfe,
     Bfi,
-    Icmp(u8),
-    Ucmp(u8),
-    Fcmp(u8),
+    Icmp(IntCond),
+    Ucmp(UintCond),
+    Fcmp(FloatCond),
     Select,
     Fsat,
-    LocalLoad(u8),
-    LocalStore(u8),
-    DeviceLoad(u8),
-    DeviceStore(u8),
-    /// Atomic op (0 add .. 8 cas), type, local memory.
-    Atomic(u8, AtomicType, bool),
+    LocalLoad(MemWidth),
+    LocalStore(MemWidth),
+    DeviceLoad(MemWidth),
+    DeviceStore(MemWidth),
+    /// Operation, type, Local Memory.
+    Atomic(AtomicOp, AtomicType, bool),
     Shuffle,
     ShuffleUp,
     ShuffleDown,
@@ -85,7 +83,7 @@ pub enum Operation {
     Any,
     All,
     PrefixSum,
-    Reduce(u8),
+    Reduce(ReduceOp),
     If,
     Else,
     Endif,
@@ -127,18 +125,19 @@ pub enum Operation {
 }
 
 impl Operation {
-    /// The operation of `inst`, or `None` when its opcode is not in the table.
+    /// The operation of `inst`, or `None` when its opcode is not in the table or its
+    /// modifier names no sub-operation.
     pub fn of(inst: &Inst) -> Option<Operation> {
-        Some(of(Opcode::from_u8(inst.opcode)?, inst))
+        of(Opcode::from_u8(inst.opcode)?, inst)
     }
 }
 
-fn of(opcode: Opcode, inst: &Inst) -> Operation {
+fn of(opcode: Opcode, inst: &Inst) -> Option<Operation> {
     let m = inst.modifier;
-    let atomic = |op: u8| {
+    let atomic = |op: AtomicOp| {
         Operation::Atomic(op, AtomicType::from_bits(m & 7).unwrap_or(AtomicType::U32), m & 8 != 0)
     };
-    match opcode {
+    Some(match opcode {
         Opcode::Iadd => Operation::Iadd,
         Opcode::Isub => Operation::Isub,
         Opcode::Imul => Operation::Imul,
@@ -186,15 +185,15 @@ fn of(opcode: Opcode, inst: &Inst) -> Operation {
         }
         Opcode::Bfe => Operation::Bfe,
         Opcode::Bfi => Operation::Bfi,
-        Opcode::Icmp => Operation::Icmp(m),
-        Opcode::Ucmp => Operation::Ucmp(m),
-        Opcode::Fcmp => Operation::Fcmp(m),
+        Opcode::Icmp => Operation::Icmp(IntCond::from_bits(m)?),
+        Opcode::Ucmp => Operation::Ucmp(UintCond::from_bits(m)?),
+        Opcode::Fcmp => Operation::Fcmp(FloatCond::from_bits(m)?),
         Opcode::Select => Operation::Select,
         Opcode::Fsat => Operation::Fsat,
-        Opcode::LocalLoad => Operation::LocalLoad(m),
-        Opcode::LocalStore => Operation::LocalStore(m),
-        Opcode::DeviceLoad => Operation::DeviceLoad(m),
-        Opcode::DeviceStore => Operation::DeviceStore(m),
+        Opcode::LocalLoad => Operation::LocalLoad(MemWidth::from_bits(m)?),
+        Opcode::LocalStore => Operation::LocalStore(MemWidth::from_bits(m)?),
+        Opcode::DeviceLoad => Operation::DeviceLoad(MemWidth::from_bits(m)?),
+        Opcode::DeviceStore => Operation::DeviceStore(MemWidth::from_bits(m)?),
         Opcode::WaveShuffle | Opcode::WaveShuffleIdx => Operation::Shuffle,
         Opcode::WaveShuffleUp => Operation::ShuffleUp,
         Opcode::WaveShuffleDown => Operation::ShuffleDown,
@@ -204,7 +203,7 @@ fn of(opcode: Opcode, inst: &Inst) -> Operation {
         Opcode::WaveAny => Operation::Any,
         Opcode::WaveAll => Operation::All,
         Opcode::WavePrefixSum => Operation::PrefixSum,
-        Opcode::WaveReduce => Operation::Reduce(m.wrapping_sub(8)),
+        Opcode::WaveReduce => Operation::Reduce(ReduceOp::from_bits(m.wrapping_sub(8))?),
         Opcode::If => Operation::If,
         Opcode::Else => Operation::Else,
         Opcode::Endif => Operation::Endif,
@@ -243,14 +242,14 @@ fn of(opcode: Opcode, inst: &Inst) -> Operation {
         Opcode::Mov | Opcode::MovImm => Operation::Mov,
         Opcode::MovSpecial => Operation::MovSpecial,
         Opcode::Nop => Operation::Nop,
-        Opcode::AtomicAdd => atomic(0),
-        Opcode::AtomicSub => atomic(1),
-        Opcode::AtomicMin => atomic(2),
-        Opcode::AtomicMax => atomic(3),
-        Opcode::AtomicAnd => atomic(4),
-        Opcode::AtomicOr => atomic(5),
-        Opcode::AtomicXor => atomic(6),
-        Opcode::AtomicExchange => atomic(7),
-        Opcode::AtomicCas => atomic(8),
-    }
+        Opcode::AtomicAdd => atomic(AtomicOp::Add),
+        Opcode::AtomicSub => atomic(AtomicOp::Sub),
+        Opcode::AtomicMin => atomic(AtomicOp::Min),
+        Opcode::AtomicMax => atomic(AtomicOp::Max),
+        Opcode::AtomicAnd => atomic(AtomicOp::And),
+        Opcode::AtomicOr => atomic(AtomicOp::Or),
+        Opcode::AtomicXor => atomic(AtomicOp::Xor),
+        Opcode::AtomicExchange => atomic(AtomicOp::Exchange),
+        Opcode::AtomicCas => atomic(AtomicOp::Cas),
+    })
 }

@@ -338,20 +338,23 @@ fn profiles_meet_the_spec_minimums() {
 }
 
 #[test]
-fn every_opcode_has_an_operation() {
+fn every_opcode_has_an_operation_for_each_modifier_it_names() {
     for op in OPCODES {
-        let inst = Inst {
-            opcode: op.opcode,
-            rd: 0,
-            rs1: 0,
-            rs2: 0,
-            modifier: 0,
-            scope: 0,
-            guard: None,
-            ext: None,
+        let modifiers: Vec<u8> = match op.modifier {
+            Modifier::Named { names, .. } => names.iter().map(|(_, v)| *v).collect(),
+            _ => vec![0],
         };
-        assert!(Operation::of(&inst).is_some(), "`{}` has no operation", op.mnemonic);
+        for modifier in modifiers {
+            let inst = Inst { opcode: op.opcode, modifier, ..Inst::default() };
+            assert!(
+                Operation::of(&inst).is_some(),
+                "`{}` modifier {modifier} has no operation",
+                op.mnemonic
+            );
+        }
     }
+    let bad = Inst { opcode: Opcode::Icmp as u8, modifier: 9, ..Inst::default() };
+    assert_eq!(Operation::of(&bad), None, "no condition 9");
 }
 
 #[test]
@@ -404,5 +407,33 @@ fn the_flags_say_where_control_goes_and_what_touches_memory() {
         if matches!(row.category, Category::Integer | Category::Float | Category::Convert) {
             assert_eq!(f, crate::flags::PURE, "{}", row.mnemonic);
         }
+    }
+}
+
+#[test]
+fn the_sub_operation_types_name_what_the_table_names() {
+    fn agree(list: &[(&str, u8)], offset: u8, name: impl Fn(u8) -> Option<&'static str>) {
+        for (n, v) in list {
+            assert_eq!(name(v - offset), Some(*n), "modifier {v}");
+        }
+    }
+    agree(ICMP_CONDITIONS, 0, |b| IntCond::from_bits(b).map(IntCond::name));
+    assert_eq!(IntCond::ALL.len(), ICMP_CONDITIONS.len());
+    agree(UCMP_CONDITIONS, 0, |b| UintCond::from_bits(b).map(UintCond::name));
+    assert_eq!(UintCond::ALL.len(), UCMP_CONDITIONS.len());
+    agree(FCMP_CONDITIONS, 0, |b| FloatCond::from_bits(b).map(FloatCond::name));
+    assert_eq!(FloatCond::ALL.len(), FCMP_CONDITIONS.len());
+    agree(LOCAL_WIDTHS, 0, |b| MemWidth::from_bits(b).map(MemWidth::name));
+    agree(DEVICE_WIDTHS, 0, |b| MemWidth::from_bits(b).map(MemWidth::name));
+    assert_eq!(MemWidth::ALL.len(), DEVICE_WIDTHS.len());
+    agree(REDUCTIONS, 8, |b| ReduceOp::from_bits(b).map(ReduceOp::name));
+    assert_eq!(ReduceOp::ALL.len(), REDUCTIONS.len());
+    let atomics: Vec<&str> =
+        OPCODES.iter().filter(|o| o.category == Category::Atomic).map(|o| o.mnemonic).collect();
+    let named: Vec<String> = AtomicOp::ALL.iter().map(|a| format!("atomic_{}", a.name())).collect();
+    assert_eq!(atomics, named);
+    for w in MemWidth::ALL {
+        assert_eq!(w.bytes(), 1 << *w as u8);
+        assert_eq!(usize::from(w.registers()), w.bytes().div_ceil(4));
     }
 }

@@ -1,7 +1,7 @@
 //! Memory instructions: loads, stores and atomics on device or local memory, with the
 //! bounds checks that trap, a fast path for coalesced accesses, and the byte counters.
 
-use wave_isa::AtomicType;
+use wave_isa::{AtomicOp, AtomicType, MemWidth};
 
 use crate::Trap;
 use crate::decode::Op;
@@ -86,10 +86,10 @@ impl Exec {
         wave: &mut Wave,
         op: &Op,
         mask: u64,
-        width: u8,
+        width: MemWidth,
         local: bool,
     ) -> Result<(), Trap> {
-        let size = 1usize << width;
+        let size = width.bytes();
         let (base, rd) = (usize::from(op.rs1) * LANES, usize::from(op.rd) * LANES);
         let offset = i64::from(op.imm);
         let mem: &[u8] = if local { &self.local } else { &self.device };
@@ -204,10 +204,10 @@ impl Exec {
         wave: &mut Wave,
         op: &Op,
         mask: u64,
-        width: u8,
+        width: MemWidth,
         local: bool,
     ) -> Result<(), Trap> {
-        let size = 1usize << width;
+        let size = width.bytes();
         let rs2 = usize::from(op.rs2) * LANES;
         let w = self.w;
         if mask == self.full
@@ -243,12 +243,12 @@ impl Exec {
         wave: &mut Wave,
         op: &Op,
         mask: u64,
-        kind: u8,
+        kind: AtomicOp,
         ty: AtomicType,
         local: bool,
     ) -> Result<(), Trap> {
         let size = if ty.is_64() { 8 } else { 4 };
-        if kind == 0 && matches!(ty, AtomicType::U32 | AtomicType::I32) {
+        if kind == AtomicOp::Add && matches!(ty, AtomicType::U32 | AtomicType::I32) {
             // Integer add, the common atomic (counters, histograms): when no lane's address
             // is out of bounds, add lane by lane without building the address table.
             let mem: &mut [u8] = if local { &mut self.local } else { &mut self.device };
@@ -290,33 +290,33 @@ impl Exec {
         let sx = |v: u64| if size == 4 { i64::from(v as u32 as i32) } else { v as i64 };
         let combine = |old: u64, value: u64, compare: u64| -> u64 {
             match kind {
-                0 if ty == AtomicType::F32 => {
+                AtomicOp::Add if ty == AtomicType::F32 => {
                     u64::from((f(old as u32) + f(value as u32)).to_bits())
                 }
-                0 => old.wrapping_add(value),
-                1 => old.wrapping_sub(value),
-                2 if signed => {
+                AtomicOp::Add => old.wrapping_add(value),
+                AtomicOp::Sub => old.wrapping_sub(value),
+                AtomicOp::Min if signed => {
                     if sx(value) < sx(old) {
                         value
                     } else {
                         old
                     }
                 }
-                2 => old.min(value),
-                3 if signed => {
+                AtomicOp::Min => old.min(value),
+                AtomicOp::Max if signed => {
                     if sx(value) > sx(old) {
                         value
                     } else {
                         old
                     }
                 }
-                3 => old.max(value),
-                4 => old & value,
-                5 => old | value,
-                6 => old ^ value,
-                7 => value,
-                // cas: rs2 is the compare value, rs3 the new value.
-                _ => {
+                AtomicOp::Max => old.max(value),
+                AtomicOp::And => old & value,
+                AtomicOp::Or => old | value,
+                AtomicOp::Xor => old ^ value,
+                AtomicOp::Exchange => value,
+                // rs2 is the compare value, rs3 the new value.
+                AtomicOp::Cas => {
                     if old == value {
                         compare
                     } else {

@@ -2,6 +2,8 @@
 //! opcode (integer, float, bitwise, compare, memory, wave operations, control flow,
 //! conversions, half and double precision), using the row operations and the memory room.
 
+use wave_isa::{FloatCond, IntCond, ReduceOp, UintCond};
+
 use crate::Trap;
 use crate::decode::{Code, Op};
 
@@ -12,14 +14,14 @@ use super::{CHUNK, Exec, Frame, LANES, State, Wave};
 /// `wave_reduce` of `values` by operation `kind` (add, signed min, signed max, and, or,
 /// xor); one loop per operation, no per-lane dispatch.
 #[inline(always)]
-pub(super) fn reduce_values(kind: u8, values: impl Iterator<Item = u32>) -> u32 {
+pub(super) fn reduce_values(kind: ReduceOp, values: impl Iterator<Item = u32>) -> u32 {
     match kind {
-        0 => values.fold(0u32, u32::wrapping_add),
-        1 => values.map(|v| v as i32).min().unwrap_or(0) as u32,
-        2 => values.map(|v| v as i32).max().unwrap_or(0) as u32,
-        3 => values.fold(u32::MAX, |a, v| a & v),
-        4 => values.fold(0, |a, v| a | v),
-        _ => values.fold(0, |a, v| a ^ v),
+        ReduceOp::Add => values.fold(0u32, u32::wrapping_add),
+        ReduceOp::Min => values.map(|v| v as i32).min().unwrap_or(0) as u32,
+        ReduceOp::Max => values.map(|v| v as i32).max().unwrap_or(0) as u32,
+        ReduceOp::And => values.fold(u32::MAX, |a, v| a & v),
+        ReduceOp::Or => values.fold(0, |a, v| a | v),
+        ReduceOp::Xor => values.fold(0, |a, v| a ^ v),
     }
 }
 
@@ -169,22 +171,21 @@ impl Exec {
                 // One loop per condition, so that no lane pays for a jump table.
                 let s = |x: u32| x as i32;
                 let bits = match c {
-                    0 => compare_bits(a, b, |x, y| x == y),
-                    1 => compare_bits(a, b, |x, y| x != y),
-                    2 => compare_bits(a, b, |x, y| s(x) < s(y)),
-                    3 => compare_bits(a, b, |x, y| s(x) <= s(y)),
-                    4 => compare_bits(a, b, |x, y| s(x) > s(y)),
-                    _ => compare_bits(a, b, |x, y| s(x) >= s(y)),
+                    IntCond::Eq => compare_bits(a, b, |x, y| x == y),
+                    IntCond::Ne => compare_bits(a, b, |x, y| x != y),
+                    IntCond::Lt => compare_bits(a, b, |x, y| s(x) < s(y)),
+                    IntCond::Le => compare_bits(a, b, |x, y| s(x) <= s(y)),
+                    IntCond::Gt => compare_bits(a, b, |x, y| s(x) > s(y)),
+                    IntCond::Ge => compare_bits(a, b, |x, y| s(x) >= s(y)),
                 };
                 set_pred_bits(wave, op.rd, mask, bits);
             }
             Code::Ucmp(c) => {
                 let n = self.span;
                 let (a, b) = (&self.src(wave, op.rs1)[..n], &self.src(wave, op.rs2)[..n]);
-                let bits = if c == 0 {
-                    compare_bits(a, b, |x, y| x < y)
-                } else {
-                    compare_bits(a, b, |x, y| x <= y)
+                let bits = match c {
+                    UintCond::Lt => compare_bits(a, b, |x, y| x < y),
+                    UintCond::Le => compare_bits(a, b, |x, y| x <= y),
                 };
                 set_pred_bits(wave, op.rd, mask, bits);
             }
@@ -192,13 +193,13 @@ impl Exec {
                 let n = self.span;
                 let (a, b) = (&self.src(wave, op.rs1)[..n], &self.src(wave, op.rs2)[..n]);
                 let bits = match c {
-                    0 => compare_bits(a, b, |x, y| f(x) == f(y)),
-                    1 => compare_bits(a, b, |x, y| f(x) < f(y)),
-                    2 => compare_bits(a, b, |x, y| f(x) <= f(y)),
-                    3 => compare_bits(a, b, |x, y| f(x) > f(y)),
-                    4 => compare_bits(a, b, |x, y| f(x) != f(y)),
-                    5 => compare_bits(a, b, |x, y| !f(x).is_nan() && !f(y).is_nan()),
-                    _ => compare_bits(a, b, |x, y| f(x).is_nan() || f(y).is_nan()),
+                    FloatCond::Eq => compare_bits(a, b, |x, y| f(x) == f(y)),
+                    FloatCond::Lt => compare_bits(a, b, |x, y| f(x) < f(y)),
+                    FloatCond::Le => compare_bits(a, b, |x, y| f(x) <= f(y)),
+                    FloatCond::Gt => compare_bits(a, b, |x, y| f(x) > f(y)),
+                    FloatCond::Ne => compare_bits(a, b, |x, y| f(x) != f(y)),
+                    FloatCond::Ord => compare_bits(a, b, |x, y| !f(x).is_nan() && !f(y).is_nan()),
+                    FloatCond::Unord => compare_bits(a, b, |x, y| f(x).is_nan() || f(y).is_nan()),
                 };
                 set_pred_bits(wave, op.rd, mask, bits);
             }

@@ -1,0 +1,158 @@
+//! The sub-operations a modifier selects, as types: the condition of a comparison, the width
+//! of a memory access, the operation of an atomic or a reduction. [`crate::Operation`] carries
+//! them, so a consumer matches every case by name and never decodes modifier bits itself.
+//! Their numbers are the modifier values of the table (`ICMP_CONDITIONS`, `LOCAL_WIDTHS`, …);
+//! a test checks that the names agree.
+
+macro_rules! subop {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $value:literal $text:literal,)* }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant = $value,)*
+        }
+
+        impl $name {
+            /// Every value, in modifier order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+
+            /// The value of modifier bits `bits`, if they name one.
+            pub const fn from_bits(bits: u8) -> Option<$name> {
+                match bits {
+                    $($value => Some($name::$variant),)*
+                    _ => None,
+                }
+            }
+
+            /// Its name as a mnemonic suffix (`icmp.lt`).
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)*
+                }
+            }
+        }
+    };
+}
+
+subop! {
+    /// `icmp`: a signed comparison.
+    IntCond {
+        /// `==`
+        Eq = 0 "eq",
+        /// `!=`
+        Ne = 1 "ne",
+        /// `<`
+        Lt = 2 "lt",
+        /// `<=`
+        Le = 3 "le",
+        /// `>`
+        Gt = 4 "gt",
+        /// `>=`
+        Ge = 5 "ge",
+    }
+}
+
+subop! {
+    /// `ucmp`: an unsigned comparison.
+    UintCond {
+        /// `<`
+        Lt = 0 "lt",
+        /// `<=`
+        Le = 1 "le",
+    }
+}
+
+subop! {
+    /// `fcmp`: a float comparison (ordered unless it says otherwise).
+    FloatCond {
+        /// `==`, false when either is NaN.
+        Eq = 0 "eq",
+        /// `<`
+        Lt = 1 "lt",
+        /// `<=`
+        Le = 2 "le",
+        /// `>`
+        Gt = 3 "gt",
+        /// `!=`: unordered, true when either is NaN.
+        Ne = 4 "ne",
+        /// Neither is NaN.
+        Ord = 5 "ord",
+        /// Either is NaN.
+        Unord = 6 "unord",
+    }
+}
+
+subop! {
+    /// The width of a memory access.
+    MemWidth {
+        /// One byte, zero-extended.
+        U8 = 0 "u8",
+        /// Two bytes, zero-extended.
+        U16 = 1 "u16",
+        /// One register.
+        U32 = 2 "u32",
+        /// A register pair.
+        U64 = 3 "u64",
+        /// Four registers (Device Memory only).
+        U128 = 4 "u128",
+    }
+}
+
+impl MemWidth {
+    /// Bytes accessed.
+    pub const fn bytes(self) -> usize {
+        1 << self as u8
+    }
+
+    /// Registers read or written.
+    pub const fn registers(self) -> u8 {
+        match self {
+            MemWidth::U8 | MemWidth::U16 | MemWidth::U32 => 1,
+            MemWidth::U64 => 2,
+            MemWidth::U128 => 4,
+        }
+    }
+}
+
+subop! {
+    /// `wave_reduce`: the combining operation (signed `min` and `max`).
+    ReduceOp {
+        /// Sum, wrapping.
+        Add = 0 "add",
+        /// Signed minimum.
+        Min = 1 "min",
+        /// Signed maximum.
+        Max = 2 "max",
+        /// Bitwise and.
+        And = 3 "and",
+        /// Bitwise or.
+        Or = 4 "or",
+        /// Bitwise xor.
+        Xor = 5 "xor",
+    }
+}
+
+subop! {
+    /// An atomic read-modify-write, by its opcode.
+    AtomicOp {
+        /// `atomic_add`
+        Add = 0 "add",
+        /// `atomic_sub`
+        Sub = 1 "sub",
+        /// `atomic_min`
+        Min = 2 "min",
+        /// `atomic_max`
+        Max = 3 "max",
+        /// `atomic_and`
+        And = 4 "and",
+        /// `atomic_or`
+        Or = 5 "or",
+        /// `atomic_xor`
+        Xor = 6 "xor",
+        /// `atomic_exchange`
+        Exchange = 7 "exchange",
+        /// `atomic_cas`: compare and swap.
+        Cas = 8 "cas",
+    }
+}
