@@ -26,6 +26,8 @@ use std::fmt::Write as _;
 use wave_diag::Span;
 
 use crate::hir::{AtomicOp, BinOp, Intrinsic, MathFn, Scalar, Special, Ty, UnOp, VarId, WaveOp};
+/// (Kept here too, where it was: the range analysis is MIR's.)
+pub use crate::mir::upper_bounds;
 use crate::mir::{BlockId, Func, Op, Space, Term, Value};
 
 /// Registers `0..PHYS` are physical (`r0`..); virtual registers are numbered from `PHYS`.
@@ -1334,7 +1336,7 @@ pub fn lower_with(f: &Func, hold: Hold) -> Result<Lir, Unsupported> {
     let logic = |d: &Value| {
         matches!(def[d.0 as usize], Some(Op::Binary(BinOp::LogicAnd | BinOp::LogicOr, ..)))
     };
-    let loops = if hold == Hold::Operands { crate::opt::natural_loops(f) } else { Vec::new() };
+    let loops = if hold == Hold::Operands { crate::mir::natural_loops(f) } else { Vec::new() };
     let invariant_in_loop = |made: BlockId, used: BlockId| {
         loops.iter().any(|(_, body)| body.contains(&used) && !body.contains(&made))
     };
@@ -1860,177 +1862,6 @@ pub fn if_convert(insts: Vec<Inst>) -> Vec<Inst> {
         i = end + 1;
     }
     out
-}
-
-/// An upper bound of every `u32` value (as unsigned; `u32::MAX` when nothing is known), for
-/// choosing the signed `idiv`/`imod` where both operands are below 2^31. Known: constants;
-/// thread, lane and wave ids and sizes within a workgroup (below 2^31: a workgroup is at
-/// most the target's MAX_WORKGROUP_SIZE, 1024 on every profile, far below); `x % c`,
-/// `x & c`, `x >> k`, `x // c`, `min`; sums and products of bounded values; and a loop
-/// counter `i = phi(start, i + step)` tested `i < b` at its header (at most b + step - 1).
-pub fn upper_bounds(f: &Func) -> Vec<u64> {
-    const ALL: u64 = u32::MAX as u64;
-    let n = f.types.len();
-    let mut def: Vec<Option<&Op>> = vec![None; n];
-    let mut phi_of: HashMap<Value, (BlockId, &crate::mir::Phi)> = HashMap::new();
-    for (b, block) in f.blocks.iter().enumerate() {
-        for phi in &block.phis {
-            phi_of.insert(phi.dst, (BlockId(b as u32), phi));
-        }
-        for inst in &block.insts {
-            if let Some(d) = inst.dst {
-                def[d.0 as usize] = Some(&inst.op);
-            }
-        }
-    }
-    let mut bound: Vec<Option<u64>> = vec![None; n];
-    let mut visiting = vec![false; n];
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "a recursive walk that carries its memo tables and the loop's facts"
-    )]
-    fn ub(
-        v: Value,
-        f: &Func,
-        idom: &[Option<BlockId>],
-        def: &[Option<&Op>],
-        phi_of: &HashMap<Value, (BlockId, &crate::mir::Phi)>,
-        bound: &mut Vec<Option<u64>>,
-        visiting: &mut Vec<bool>,
-        depth: u32,
-    ) -> u64 {
-        const ALL: u64 = u32::MAX as u64;
-        let i = v.0 as usize;
-        if let Some(b) = bound[i] {
-            return b;
-        }
-        if visiting[i] || depth > 200 || f.types[i] != Ty::Scalar(Scalar::U32) {
-            return ALL;
-        }
-        visiting[i] = true;
-        let mut go = |x: &Value| ub(*x, f, idom, def, phi_of, bound, visiting, depth + 1);
-        let konst = |x: &Value| match def[x.0 as usize] {
-            Some(Op::Int(c)) => Some((*c as u64) & ALL),
-            _ => None,
-        };
-        let r = match def[i] {
-            Some(Op::Int(c)) => (*c as u64) & ALL,
-            Some(Op::Special(
-                Special::ThreadId(_)
-                | Special::LaneId
-                | Special::WaveId
-                | Special::WaveWidth
-                | Special::WorkgroupSize(_),
-            )) => (1 << 31) - 1,
-            Some(Op::Binary(op, a, b)) => match op {
-                BinOp::Rem => match konst(b) {
-                    Some(c) => c.saturating_sub(1).min(go(a)),
-                    None => go(b).saturating_sub(1).min(go(a)),
-                },
-                BinOp::And => go(a).min(go(b)),
-                BinOp::Shr => konst(b).map_or(go(a), |k| go(a) >> (k & 31)),
-                BinOp::Div => konst(b).filter(|c| *c > 0).map_or(go(a), |c| go(a) / c),
-                BinOp::Add => {
-                    // A counter stepped at the top of its loop: `v = phi(start - step, v) +
-                    // step`, tested `v < b` at the header.
-                    let at_top = (|| {
-                        let step = konst(b)?;
-                        let (h, phi) = phi_of.get(a)?;
-                        let Term::Branch(c, body, _) = f.blocks[h.0 as usize].term else {
-                            return None;
-                        };
-                        let Some(Op::Binary(BinOp::Lt, x, limit)) = def[c.0 as usize] else {
-                            return None;
-                        };
-                        let [(p0, a0), (p1, a1)] = phi.args.as_slice() else { return None };
-                        let start = match (*a0 == v, *a1 == v) {
-                            (false, true) if Func::dominates(idom, body, *p1) => *a0,
-                            (true, false) if Func::dominates(idom, body, *p0) => *a1,
-                            _ => return None,
-                        };
-                        if *x != v || step >= 1 << 20 {
-                            return None;
-                        }
-                        // The first value: start - step + step.
-                        let first = match def[start.0 as usize] {
-                            Some(Op::Int(s)) => ((*s as u64).wrapping_add(step)) & ALL,
-                            Some(Op::Binary(BinOp::Add, s, k))
-                                if konst(k).map(|k| (k + step) & ALL) == Some(0) =>
-                            {
-                                go(s)
-                            }
-                            _ => return None,
-                        };
-                        Some(first.max(go(limit).saturating_add(step)))
-                    })();
-                    at_top.unwrap_or_else(|| go(a).saturating_add(go(b)))
-                }
-                BinOp::Mul => go(a).saturating_mul(go(b)),
-                BinOp::Shl => match konst(b) {
-                    Some(k) if k < 32 => go(a).saturating_mul(1 << k),
-                    _ => ALL,
-                },
-                BinOp::Or | BinOp::Xor => {
-                    let m = go(a).max(go(b));
-                    if m == 0 { 0 } else { (1u64 << (64 - m.leading_zeros())) - 1 }
-                }
-                _ => ALL,
-            },
-            Some(Op::Call(Intrinsic::Min, args)) => args.iter().map(&mut go).min().unwrap_or(ALL),
-            Some(Op::Call(Intrinsic::Max, args)) => args.iter().map(&mut go).max().unwrap_or(ALL),
-            Some(Op::Select(_, a, b)) => go(a).max(go(b)),
-            None => match phi_of.get(&v) {
-                // A counter: phi(start, v + step) at a header that tests v < b.
-                Some((h, phi)) => {
-                    let counter = (|| {
-                        let Term::Branch(c, body, _) = f.blocks[h.0 as usize].term else {
-                            return None;
-                        };
-                        let Some(Op::Binary(BinOp::Lt, x, b)) = def[c.0 as usize] else {
-                            return None;
-                        };
-                        if *x != v || phi.args.len() != 2 {
-                            return None;
-                        }
-                        let mut step = None;
-                        let mut start = None;
-                        for (from, a) in &phi.args {
-                            match def[a.0 as usize] {
-                                // The step comes round from inside the body: the loop goes on
-                                // while the test holds.
-                                Some(Op::Binary(BinOp::Add, y, k))
-                                    if *y == v && Func::dominates(idom, body, *from) =>
-                                {
-                                    step = konst(k)
-                                }
-                                _ => start = Some(*a),
-                            }
-                        }
-                        Some((step?, start?, *b))
-                    })();
-                    match counter {
-                        Some((step, start, b)) if step < 1 << 20 => {
-                            let top = go(&b).saturating_add(step);
-                            go(&start).max(top)
-                        }
-                        _ => ALL,
-                    }
-                }
-                None => ALL,
-            },
-            _ => ALL,
-        };
-        let r = r.min(ALL);
-        visiting[i] = false;
-        bound[i] = Some(r);
-        r
-    }
-    let idom = f.dominators();
-    (0..n)
-        .map(|v| {
-            ub(Value(v as u32), f, &idom, &def, &phi_of, &mut bound, &mut visiting, 0).min(ALL)
-        })
-        .collect()
 }
 
 // -------------------------------------------------------------------------------------------

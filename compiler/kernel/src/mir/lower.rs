@@ -7,10 +7,8 @@ use std::collections::HashMap;
 use wave_diag::Span;
 
 use super::ssa::{Raw, ssa, zero};
-use super::{
-    Block, BlockId, Func, Inst, Op, PrivateArray, Space, Term, Value, hir, remove_unreachable,
-};
-use crate::hir::{BinOp, Intrinsic, Scalar, Special, Ty, VarId};
+use super::{Block, BlockId, Func, Inst, Op, PrivateArray, Space, Term, Value, remove_unreachable};
+use crate::hir::{self, BinOp, Intrinsic, Scalar, Special, Ty, VarId};
 
 struct RawBlock {
     items: Vec<Raw>,

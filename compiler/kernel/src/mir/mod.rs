@@ -24,7 +24,8 @@ mod print;
 mod ssa;
 mod verify;
 
-pub use analysis::DomTree;
+pub use analysis::{DomTree, upper_bounds};
+pub(crate) use analysis::{common_dominator, natural_loops, simple_loop};
 pub use lower::lower;
 pub use parse::{ParseError, parse};
 pub use print::{line_spans, print};

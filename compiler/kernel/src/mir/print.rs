@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 
 use wave_diag::Span;
 
-use super::{Func, Op, Space, Term, Value, hir};
+use super::{Func, Op, Space, Term, Value};
+use crate::hir;
 
 fn name_of(func: &Func, v: Value) -> String {
     let _ = func;

@@ -4,10 +4,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::{
-    BlockId, Func, Inst, Op, Phi, PrivateArray, Space, Term, Value, hir, remove_unreachable,
-};
-use crate::hir::{Scalar, Ty, VarId};
+use super::{BlockId, Func, Inst, Op, Phi, PrivateArray, Space, Term, Value, remove_unreachable};
+use crate::hir::{self, Scalar, Ty, VarId};
 
 /// Pseudo-instructions used while building, before SSA renaming.
 #[derive(Clone, Debug)]

@@ -11,64 +11,6 @@ use crate::mir::{BlockId, Func, Inst, Op, Phi, Space, Term, Value};
 // -------------------------------------------------------------------------------------------
 // Loop-invariant code motion (O2).
 
-/// The blocks of the natural loop of each back edge `latch → header`, by header.
-pub(crate) fn natural_loops(f: &Func) -> Vec<(BlockId, Vec<BlockId>)> {
-    let idom = f.dominators();
-    let preds = f.predecessors();
-    let mut loops: Vec<(BlockId, Vec<BlockId>)> = Vec::new();
-    for (b, block) in f.blocks.iter().enumerate() {
-        for h in block.term.successors() {
-            let latch = BlockId(b as u32);
-            if !Func::dominates(&idom, h, latch) {
-                continue;
-            }
-            // Everything that reaches the latch without passing the header.
-            let mut body = vec![h];
-            let mut work = vec![latch];
-            while let Some(x) = work.pop() {
-                if body.contains(&x) {
-                    continue;
-                }
-                body.push(x);
-                work.extend(preds[x.0 as usize].iter().copied());
-            }
-            match loops.iter_mut().find(|(hh, _)| *hh == h) {
-                Some((_, existing)) => {
-                    for x in body {
-                        if !existing.contains(&x) {
-                            existing.push(x);
-                        }
-                    }
-                }
-                None => loops.push((h, body)),
-            }
-        }
-    }
-    loops
-}
-
-/// The nearest common dominator of two blocks, given the immediate dominators.
-pub(super) fn common_dominator<'a>(
-    f: &Func,
-    idom: &'a [Option<BlockId>],
-) -> impl Fn(BlockId, BlockId) -> BlockId + 'a {
-    let mut order = vec![usize::MAX; f.blocks.len()];
-    for (i, b) in f.reverse_postorder().iter().enumerate() {
-        order[b.0 as usize] = i;
-    }
-    move |mut a: BlockId, mut b: BlockId| {
-        while a != b {
-            while order[a.0 as usize] > order[b.0 as usize] {
-                a = idom[a.0 as usize].unwrap_or(BlockId(0));
-            }
-            while order[b.0 as usize] > order[a.0 as usize] {
-                b = idom[b.0 as usize].unwrap_or(BlockId(0));
-            }
-        }
-        a
-    }
-}
-
 /// Runs a pass that makes one change at a time until it makes none, at most `rounds` times.
 pub(super) fn repeat(f: &mut Func, rounds: usize, once: fn(&mut Func) -> bool) -> bool {
     let mut changed = false;
@@ -270,22 +212,6 @@ pub(super) struct Affine {
     coef: i64,
     /// A loop-invariant factor (`a[(16 t + ty) * n + col]`), or none (1).
     scale: Option<Value>,
-}
-
-/// The preheader and the latch of a loop with exactly one of each: one block outside that
-/// jumps to the header, and one block inside (not the header) that jumps back to it.
-pub(super) fn simple_loop(
-    f: &Func,
-    preds: &[Vec<BlockId>],
-    header: BlockId,
-    body: &[BlockId],
-) -> Option<(BlockId, BlockId)> {
-    let from = &preds[header.0 as usize];
-    let outside: Vec<BlockId> = from.iter().copied().filter(|p| !body.contains(p)).collect();
-    let latches: Vec<BlockId> = from.iter().copied().filter(|p| body.contains(p)).collect();
-    let ([pre], [latch]) = (outside.as_slice(), latches.as_slice()) else { return None };
-    let jumps = |b: &BlockId| f.blocks[b.0 as usize].term == Term::Jump(header);
-    (*latch != header && jumps(pre) && jumps(latch)).then_some((*pre, *latch))
 }
 
 /// Addresses that are affine functions of a loop's basic induction variable (`i = phi(init,
@@ -636,7 +562,7 @@ pub(super) fn replace_test(
     let fits = match end {
         End::Trips(trips) => (delta.unsigned_abs() as u128) * (trips as u128) < 1 << 32,
         End::Bound(b) => {
-            let most = crate::lir::upper_bounds(f).get(b.0 as usize).copied().unwrap_or(u64::MAX);
+            let most = crate::mir::upper_bounds(f).get(b.0 as usize).copied().unwrap_or(u64::MAX);
             // Or: p addresses Local Memory on every iteration. Reaching bound >= 2^32 / delta
             // would then access 2^32 bytes of it, far past its size: no correct kernel
             // does, so the pointers before the end are all different.

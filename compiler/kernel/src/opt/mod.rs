@@ -24,7 +24,9 @@ pub use loops::*;
 pub use motion::*;
 pub use scalar::*;
 
-use crate::mir::{BlockId, Func, Op, Term, Value, verify};
+use crate::mir::{
+    BlockId, Func, Op, Term, Value, common_dominator, natural_loops, simple_loop, verify,
+};
 
 /// An optimisation level, `-O0` to `-O3`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
