@@ -331,7 +331,7 @@ fn visible(k: &Kernel) -> Vec<Vec<Held>> {
         .flat_map(|i| i.defs().chain(i.uses()).collect::<Vec<_>>())
         .max()
         .map_or(1, |r| r as usize + 1);
-    let live_out = regalloc::liveness(insts, &succ, nregs);
+    let live_out = lir::liveness(insts, &succ, nregs);
     // The registers that hold a named value, once: most registers hold none, and a kernel
     // unrolled at O2 has many instructions to look at.
     let named: Vec<(usize, &Vec<String>, wave_wbin::VarType, u8)> = (0..nregs)

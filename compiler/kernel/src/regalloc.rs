@@ -23,6 +23,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+/// (Kept here too, where it was: liveness is LIR's.)
+pub use crate::lir::liveness;
 use crate::lir::{self, Arg, Inst, Kind, Lir, PHYS, Pred, Reg};
 
 /// The result: a physical register for every virtual one, and a predicate for every
@@ -81,39 +83,6 @@ impl Graph {
             self.degree[vi] += 1;
         }
     }
-}
-
-/// Live-out register sets of every instruction, as bit sets over `0..nregs`.
-pub fn liveness(insts: &[Inst], succ: &[Vec<usize>], nregs: usize) -> Vec<Vec<u64>> {
-    let words = nregs.div_ceil(64).max(1);
-    let n = insts.len();
-    let mut live_in = vec![vec![0u64; words]; n + 1];
-    let mut live_out = vec![vec![0u64; words]; n];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for i in (0..n).rev() {
-            let mut out = vec![0u64; words];
-            for &s in &succ[i] {
-                for (o, x) in out.iter_mut().zip(&live_in[s.min(n)]) {
-                    *o |= x;
-                }
-            }
-            let mut inn = out.clone();
-            for d in insts[i].defs() {
-                inn[d as usize / 64] &= !(1 << (d % 64));
-            }
-            for u in insts[i].uses() {
-                inn[u as usize / 64] |= 1 << (u % 64);
-            }
-            if inn != live_in[i] {
-                live_in[i] = inn;
-                changed = true;
-            }
-            live_out[i] = out;
-        }
-    }
-    live_out
 }
 
 /// Whether, after instruction `at`, register `r` is read only in the lanes where `guard`

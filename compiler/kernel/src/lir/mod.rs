@@ -27,6 +27,7 @@
 //! reads LIR, never the other way round.
 
 mod flow;
+mod liveness;
 mod lower;
 mod passes;
 mod print;
@@ -39,6 +40,7 @@ use wave_diag::Span;
 /// (Kept here too, where it was: the range analysis is MIR's.)
 pub use crate::mir::upper_bounds;
 pub use flow::{loop_depths, successors};
+pub use liveness::liveness;
 pub use lower::{Hold, frame_pointer_code, lower, lower_with};
 pub use passes::{Pass, if_convert, passes, rematerialize};
 pub use print::{inst_text, print, write_insts};

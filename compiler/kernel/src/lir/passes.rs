@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::{Arg, Inst, Kind, Lir, PHYS, Pred, Reg, guardable, loop_depths, successors};
+use super::{Arg, Inst, Kind, Lir, PHYS, Pred, Reg, guardable, liveness, loop_depths, successors};
 
 /// A pass on LIR: its name and what it does.
 pub type Pass = (&'static str, fn(&mut Lir));
@@ -193,7 +193,7 @@ pub fn if_convert(insts: Vec<Inst>) -> Vec<Inst> {
     let nregs =
         insts.iter().flat_map(|x| x.defs().chain(x.uses())).max().map_or(0, |r| r as usize + 1);
     let succ = successors(&insts).ok();
-    let live_out = succ.as_ref().map(|succ| crate::regalloc::liveness(&insts, succ, nregs));
+    let live_out = succ.as_ref().map(|succ| liveness(&insts, succ, nregs));
     let mut out: Vec<Inst> = Vec::with_capacity(insts.len());
     let mut i = 0;
     while i < insts.len() {
