@@ -12,7 +12,7 @@ use wave_diag::Span;
 use self::structure::structure;
 use super::{Arg, Inst, Kind, Lir, PHYS, Pred, Reg, Unsupported};
 use crate::hir::{BinOp, Intrinsic, Scalar, Special, Ty, UnOp, VarId, WaveOp};
-use crate::mir::{BlockId, Func, Op, Space, Term, Value, upper_bounds};
+use crate::mir::{BlockId, Func, Op, Space, Term, Value, f16_bits, upper_bounds};
 
 /// Where a use of a value is.
 #[derive(Clone, Copy, PartialEq)]
@@ -210,7 +210,7 @@ impl<'f> Lower<'f> {
                 Some(format!("0x{:08x}", (*x as f32).to_bits()))
             }
             Op::Float(x) if self.scalar(v) == Scalar::F16 => {
-                Some(format!("0x{:04x}", crate::legalize::f16_bits(*x)))
+                Some(format!("0x{:04x}", f16_bits(*x)))
             }
             _ => None,
         }

@@ -18,6 +18,7 @@
 //! about the passes that run on MIR (`opt`) or what comes after.
 
 mod analysis;
+mod half;
 mod lower;
 mod parse;
 mod print;
@@ -26,6 +27,7 @@ mod verify;
 
 pub use analysis::{DomTree, upper_bounds};
 pub(crate) use analysis::{common_dominator, natural_loops, simple_loop};
+pub use half::{f16_bits, f16_value};
 pub use lower::lower;
 pub use parse::{ParseError, parse};
 pub use print::{line_spans, print};
