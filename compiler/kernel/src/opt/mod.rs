@@ -2,30 +2,75 @@
 //! `if` diamonds), and in debug builds the verifier runs after every pass. [`passes`] gives
 //! each level's order, which is part of the design: later passes rely on earlier ones.
 //!
-//! - Here, O1: dead code elimination, common subexpression elimination over the dominator
-//!   tree (local and global at once), CFG simplification (merging a block into its only
-//!   predecessor when that predecessor jumps straight to it).
-//! - `scalar.rs` (O2): sparse conditional constant propagation, strength reduction, algebraic
-//!   identities, reassociation.
-//! - `loops.rs`: one latch per loop, loop-invariant code motion and code hoisting,
-//!   induction-variable strength reduction with linear function test replacement, exit
-//!   merging and loop rotation (O2); full unrolling of counted loops (O3).
-//! - `motion.rs` (O2): accumulator seeding, early evaluation, special registers read where
-//!   needed, store sinking, rematerialization around inner loops and (O2 only) in long loops.
+//! One file per pass, named as [`passes`] names it. What several passes share is here (the
+//! driver, [`copy_chain`], `substitute`, `repeat`, `def_of`) or in `fold` (the constant
+//! lattice and the machine's arithmetic); loop and dominator analyses are MIR's. Passes know
+//! MIR and nothing after it: legalisation and LIR come later and are not called from here.
+//!
+//! - O1: dead code elimination (`dce`), common subexpression elimination over the dominator
+//!   tree, local and global at once (`cse`), CFG simplification (`simplify_cfg`: merging a
+//!   block into its only predecessor when that predecessor jumps straight to it).
+//! - O2, scalar: sparse conditional constant propagation (`sccp`), strength reduction
+//!   (`strength_reduce`), algebraic identities (`identities`), reassociation (`reassociate`).
+//! - O2, loops: one latch per loop (`single_latch`), loop-invariant code motion (`licm`) and
+//!   code hoisting (`hoist`), induction-variable strength reduction with linear function test
+//!   replacement (`iv_reduce`), exit merging (`merge_exits`), loop rotation (`rotate`),
+//!   counters stepped at the top (`step_at_top`); full unrolling of counted loops (`unroll`:
+//!   small ones at O2, larger ones at O3).
+//! - O2, live ranges: accumulator seeding (`seed_accumulators`), early evaluation
+//!   (`evaluate_early`), special registers read where needed (`sink_specials`), store sinking
+//!   (`sink_stores`), rematerialization around inner loops and (O2 only) in long loops
+//!   (`remat`).
 //! - mem2reg is [`crate::mir::mem2reg`]: it shares SSA construction with MIR lowering.
 
-mod loops;
-mod motion;
-mod scalar;
+mod cse;
+mod dce;
+mod evaluate_early;
+mod fold;
+mod hoist;
+mod identities;
+mod iv_reduce;
+mod licm;
+mod merge_exits;
+mod reassociate;
+mod remat;
+mod rotate;
+mod sccp;
+mod seed_accumulators;
+mod simplify_cfg;
+mod single_latch;
+mod sink_specials;
+mod sink_stores;
+mod step_at_top;
+mod strength_reduce;
+mod unroll;
 
 use std::collections::HashMap;
 
-pub use loops::*;
-pub use motion::*;
-pub use scalar::*;
+use crate::mir::{BlockId, Func, Op, Term, Value, verify};
 
-use crate::mir::{
-    BlockId, Func, Op, Term, Value, common_dominator, natural_loops, simple_loop, verify,
+pub use cse::cse;
+pub use dce::dce;
+pub use evaluate_early::evaluate_early;
+pub use hoist::hoist;
+pub use identities::identities;
+pub use iv_reduce::iv_reduce;
+pub use licm::licm;
+pub use merge_exits::{merge_counted_exits, merge_exits};
+pub use reassociate::reassociate;
+pub use remat::{remat_around_inner_loops, remat_in_long_loops};
+pub use rotate::rotate;
+pub use sccp::sccp;
+pub use seed_accumulators::seed_accumulators;
+pub use simplify_cfg::simplify_cfg;
+pub use single_latch::single_latch;
+pub use sink_specials::sink_specials;
+pub use sink_stores::sink_stores;
+pub use step_at_top::step_at_top;
+pub use strength_reduce::strength_reduce;
+pub use unroll::{
+    UNROLL_MAX_INSTRUCTIONS, UNROLL_MAX_TRIPS, UNROLL_SMALL_MAX_INSTRUCTIONS,
+    UNROLL_SMALL_MAX_TRIPS, unroll, unroll_small,
 };
 
 /// An optimisation level, `-O0` to `-O3`.
@@ -240,204 +285,29 @@ fn substitute(f: &mut Func, subst: &HashMap<Value, Value>) {
     }
 }
 
-/// Dead code elimination: keeps what has an effect, what a branch tests, and everything they
-/// use, transitively; removes the rest (instructions and phis).
-pub fn dce(f: &mut Func) -> bool {
-    let mut live = vec![false; f.types.len()];
-    let mut work: Vec<Value> = Vec::new();
-    for b in &f.blocks {
-        for inst in &b.insts {
-            if inst.op.has_effect() {
-                work.extend(inst.op.operands());
-                if let Some(d) = inst.dst {
-                    work.push(d);
-                }
-            }
-        }
-        if let Term::Branch(c, _, _) = b.term {
-            work.push(c);
-        }
-    }
-    // Definitions, to follow uses back.
-    let mut uses_of: HashMap<Value, Vec<Value>> = HashMap::new();
-    for b in &f.blocks {
-        for phi in &b.phis {
-            uses_of.insert(phi.dst, phi.args.iter().map(|(_, v)| *v).collect());
-        }
-        for inst in &b.insts {
-            if let Some(d) = inst.dst {
-                uses_of.insert(d, inst.op.operands());
-            }
-        }
-    }
-    while let Some(v) = work.pop() {
-        let i = v.0 as usize;
-        if i >= live.len() || live[i] {
-            continue;
-        }
-        live[i] = true;
-        if let Some(u) = uses_of.get(&v) {
-            work.extend(u.iter().copied());
-        }
-    }
+/// Runs a pass that makes one change at a time until it makes none, at most `rounds` times.
+fn repeat(f: &mut Func, rounds: usize, once: fn(&mut Func) -> bool) -> bool {
     let mut changed = false;
-    for b in &mut f.blocks {
-        let before = b.insts.len() + b.phis.len();
-        b.phis.retain(|p| live[p.dst.0 as usize]);
-        b.insts.retain(|i| i.op.has_effect() || i.dst.is_some_and(|d| live[d.0 as usize]));
-        changed |= before != b.insts.len() + b.phis.len();
-    }
-    changed
-}
-
-/// A key for pure instructions: equal keys compute equal values.
-fn key(f: &Func, op: &Op, dst: Value) -> Option<Key> {
-    let ty = f.types[dst.0 as usize];
-    let what = match *op {
-        Op::Load(..) | Op::Store(..) | Op::Atomic(..) | Op::Call(..) => return None,
-        Op::Int(x) => What::Int(x),
-        // By bits: -0.0 and 0.0 stay apart, and so do NaNs of different payloads.
-        Op::Float(x) => What::Float(x.to_bits()),
-        Op::Bool(x) => What::Bool(x),
-        Op::Param(n) => What::Param(n),
-        Op::Special(s) => What::Special(s),
-        Op::Unary(u, a) => What::Unary(u, a),
-        Op::Binary(b, x, y) => What::Binary(b, x, y),
-        Op::Cast(a) => What::Cast(a),
-        Op::Select(c, x, y) => What::Select(c, x, y),
-    };
-    Some(Key(what, ty))
-}
-
-/// What a pure instruction computes, and its type: equal keys compute equal values.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-struct Key(What, crate::hir::Ty);
-
-/// A pure [`Op`] as a hashable value.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum What {
-    Int(i64),
-    Float(u64),
-    Bool(bool),
-    Param(u32),
-    Special(crate::hir::Special),
-    Unary(crate::hir::UnOp, Value),
-    Binary(crate::hir::BinOp, Value, Value),
-    Cast(Value),
-    Select(Value, Value, Value),
-}
-
-/// Common subexpression elimination over the dominator tree: a pure instruction equal to one
-/// in a dominating position (earlier in the block, or in a dominating block) is replaced by it.
-/// Loads, atomics and intrinsic calls are left alone (memory and the active lanes may differ).
-pub fn cse(f: &mut Func) -> bool {
-    let idom = f.dominators();
-    let n = f.blocks.len();
-    let mut children: Vec<Vec<BlockId>> = vec![Vec::new(); n];
-    for (b, d) in idom.iter().enumerate() {
-        if let Some(d) = d {
-            children[d.0 as usize].push(BlockId(b as u32));
-        }
-    }
-    let mut subst: HashMap<Value, Value> = HashMap::new();
-    let mut available: HashMap<Key, Value> = HashMap::new();
-    enum Visit {
-        Enter(BlockId),
-        Leave(Vec<Key>),
-    }
-    let mut stack = vec![Visit::Enter(BlockId(0))];
-    while let Some(visit) = stack.pop() {
-        let b = match visit {
-            Visit::Leave(added) => {
-                for k in added {
-                    available.remove(&k);
-                }
-                continue;
-            }
-            Visit::Enter(b) => b,
-        };
-        let mut added = Vec::new();
-        let block = &mut f.blocks[b.0 as usize];
-        let mut keep = Vec::with_capacity(block.insts.len());
-        let insts = std::mem::take(&mut block.insts);
-        for mut inst in insts {
-            inst.op.map_operands(&mut |v| *subst.get(&v).unwrap_or(&v));
-            if let Some(d) = inst.dst
-                && let Some(k) = key(f, &inst.op, d)
-            {
-                if let Some(&prior) = available.get(&k) {
-                    subst.insert(d, prior);
-                    continue;
-                }
-                available.insert(k, d);
-                added.push(k);
-            }
-            keep.push(inst);
-        }
-        f.blocks[b.0 as usize].insts = keep;
-        stack.push(Visit::Leave(added));
-        for &c in children[b.0 as usize].iter().rev() {
-            stack.push(Visit::Enter(c));
-        }
-    }
-    let changed = !subst.is_empty();
-    substitute(f, &subst);
-    changed
-}
-
-/// CFG simplification: a block whose only predecessor jumps straight to it is merged into that
-/// predecessor; blocks no path reaches are dropped. `if` diamonds and loop headers stay (a
-/// header has two predecessors, a branch target's predecessor branches).
-pub fn simplify_cfg(f: &mut Func) -> bool {
-    let mut changed = false;
-    loop {
-        let preds = f.predecessors();
-        let mut merged = false;
-        for (b, from) in preds.iter().enumerate().skip(1) {
-            let [p] = from.as_slice() else { continue };
-            let p = *p;
-            if p.0 as usize == b || f.blocks[p.0 as usize].term != Term::Jump(BlockId(b as u32)) {
-                continue;
-            }
-            // B's phis have one argument each: they are that value.
-            let block = std::mem::replace(
-                &mut f.blocks[b],
-                crate::mir::Block { phis: Vec::new(), insts: Vec::new(), term: Term::Return },
-            );
-            let subst: HashMap<Value, Value> = block
-                .phis
-                .iter()
-                .filter_map(|phi| phi.args.first().map(|(_, v)| (phi.dst, *v)))
-                .collect();
-            let target = &mut f.blocks[p.0 as usize];
-            target.insts.extend(block.insts);
-            target.term = block.term;
-            // Successors of B now come from P.
-            for s in f.blocks[p.0 as usize].term.successors() {
-                for phi in &mut f.blocks[s.0 as usize].phis {
-                    for (from, _) in &mut phi.args {
-                        if from.0 as usize == b {
-                            *from = p;
-                        }
-                    }
-                }
-            }
-            substitute(f, &subst);
-            // B is now unreachable; renumbering drops it.
-            crate::mir::remove_unreachable(f);
-            merged = true;
-            changed = true;
+    for _ in 0..rounds {
+        if !once(f) {
             break;
         }
-        if !merged {
-            return changed;
-        }
+        changed = true;
     }
+    changed
+}
+
+/// The operation that defines `v`, if an instruction does.
+fn def_of(f: &Func, v: Value) -> Option<&Op> {
+    f.blocks.iter().flat_map(|b| &b.insts).find(|i| i.dst == Some(v)).map(|i| &i.op)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::hir::BinOp;
+    use crate::mir::natural_loops;
 
     pub(super) fn lowered(src: &str) -> Func {
         let (kernels, d) = crate::hir(src, crate::Language::Python);
@@ -523,5 +393,46 @@ mod tests {
             }
         }
         assert!(pairs > 1000, "{pairs} pairs");
+    }
+
+    #[test]
+    fn live_ranges_across_a_loop_shrink() {
+        // q is added after the loop: the sum starts at q instead. out + 4 i is made before
+        // the loop (out and i die there). The lane id is read where it is needed.
+        let src = "import wave\n@wave.kernel\ndef k(out: u32[:], d: u32[:], n: u32, q: u32):\n    lane = wave.lane_id()\n    i = wave.global_id()\n    d[i] = 1\n    wave.barrier()\n    s: u32 = 0\n    for k in range(n):\n        s += d[k]\n    out[i] = s + q + lane\n";
+        let mut f = crate::opt::tests::lowered(src);
+        optimize(&mut f, Level::O2).expect("verified");
+        let text = crate::mir::print(std::slice::from_ref(&f));
+        let (header, body) = natural_loops(&f).first().cloned().expect("a loop");
+        let q = f.blocks[0].insts.iter().find(|i| i.op == Op::Param(3)).and_then(|i| i.dst);
+        let sum = f.blocks[header.0 as usize]
+            .phis
+            .iter()
+            .find(|p| p.args.iter().any(|(b, v)| !body.contains(b) && Some(*v) == q));
+        assert!(sum.is_some(), "the sum starts at q:\n{text}");
+        let out = f.blocks[0].insts.iter().find(|i| i.op == Op::Param(0)).and_then(|i| i.dst);
+        let idom = f.dominators();
+        let address_before = f.blocks.iter().enumerate().any(|(b, blk)| {
+            Func::dominates(&idom, BlockId(b as u32), header)
+                && b != header.0 as usize
+                && blk
+                    .insts
+                    .iter()
+                    .any(|i| matches!(i.op, Op::Binary(BinOp::Add, a, _) if Some(a) == out))
+        });
+        assert!(address_before, "out + 4 i before the loop:\n{text}");
+        let entry = &f.blocks[0].insts;
+        let barrier =
+            entry.iter().position(|i| matches!(i.op, Op::Call(crate::hir::Intrinsic::Barrier, _)));
+        let lane = f.blocks.iter().enumerate().find_map(|(b, blk)| {
+            blk.insts
+                .iter()
+                .position(|i| i.op == Op::Special(crate::hir::Special::LaneId))
+                .map(|k| (b, k))
+        });
+        assert!(
+            lane.is_some_and(|(b, k)| b != 0 || barrier.is_some_and(|x| k > x)),
+            "the lane id is read after the barrier:\n{text}"
+        );
     }
 }
