@@ -1,0 +1,295 @@
+//! Statements: conditions, `if`, `while`, `do`/`while` and
+//! `for` loops with their bounds.
+
+use wave_diag::Span;
+
+use super::{Builder, scalar};
+use crate::front::ast::{self, TypeRef};
+use crate::front::{R, codes};
+use crate::hir::{BinOp, Expr, ExprKind, Scalar, Stmt, StmtKind, Ty, UnOp};
+
+impl<'t> Builder<'t, '_> {
+    /// A statement. Most give one HIR statement; a declaration of an array gives none, and a
+    /// `do`/`while` gives its flag's assignment first (into `out`).
+    pub(super) fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<Stmt>) -> R<Option<Stmt>> {
+        let span = s.span.clone();
+        let kind = match &s.kind {
+            ast::StmtKind::Let { name, name_span, ty, value, mutable } => {
+                return self.let_stmt(name, name_span, ty.as_ref(), value.as_ref(), *mutable, span);
+            }
+            ast::StmtKind::Assign { target, op, value, annotation } => {
+                return self
+                    .assign(target, op.as_ref(), value, annotation.as_ref(), span)
+                    .map(Some);
+            }
+            ast::StmtKind::Array { name, name_span, local, elem, len } => {
+                self.array(name, name_span, *local, elem, len, span)?;
+                return Ok(None);
+            }
+            ast::StmtKind::Expr(e) => {
+                if let ast::ExprKind::Call { name, .. } = &e.kind
+                    && self.helpers.contains_key(name.as_str())
+                    && !self.intrinsic(name)
+                {
+                    // A helper called for its effect: its body is the prelude.
+                    self.inline(e, None, true)?;
+                    return Ok(None);
+                }
+                let e = self.expr(e, None)?;
+                if !matches!(e.kind, ExprKind::Call(..)) {
+                    return Err(self.error(
+                        codes::UNSUPPORTED,
+                        span,
+                        "this expression does nothing: only intrinsic calls stand alone",
+                    ));
+                }
+                StmtKind::Expr(e)
+            }
+            ast::StmtKind::If(c, then, otherwise) => {
+                let cond = self.condition(c)?;
+                let then = self.block(then);
+                let otherwise = self.block(otherwise);
+                StmtKind::If(cond, then, otherwise)
+            }
+            ast::StmtKind::While(c, body) => {
+                let cond = self.loop_condition(c, &span)?;
+                self.loops += 1;
+                let body = self.block(body);
+                self.loops -= 1;
+                StmtKind::While(cond, body)
+            }
+            ast::StmtKind::DoWhile(body, c) => return self.do_while(body, c, span, out),
+            ast::StmtKind::For { var, var_span, ty, declare, start, end, step, body } => {
+                self.scopes.push(Vec::new());
+                let r = self.for_stmt(
+                    (var, var_span, ty.as_ref(), *declare),
+                    start.as_ref(),
+                    end,
+                    *step,
+                    body,
+                    &span,
+                );
+                self.close_scope();
+                r?
+            }
+            ast::StmtKind::Block(stmts) => {
+                // A block's statements join the enclosing list, in a scope of their own.
+                let inner = self.block(stmts);
+                let mut inner = inner.into_iter();
+                let last = inner.next_back();
+                out.extend(inner);
+                return Ok(last);
+            }
+            ast::StmtKind::Break | ast::StmtKind::Continue => {
+                let is_break = matches!(s.kind, ast::StmtKind::Break);
+                if self.loops == 0 {
+                    let word = self.src(&span).trim_end_matches(';').trim();
+                    let word = if word.is_empty() {
+                        if is_break { "break" } else { "continue" }
+                    } else {
+                        word
+                    };
+                    return Err(self.error(
+                        codes::OUTSIDE_LOOP,
+                        span,
+                        format!("`{word}` outside a loop"),
+                    ));
+                }
+                if is_break { StmtKind::Break } else { StmtKind::Continue }
+            }
+            ast::StmtKind::Return(_) if !self.inlining.is_empty() => {
+                return Err(self.error(
+                    codes::UNSUPPORTED,
+                    span,
+                    "a helper returns at the end of its body only",
+                ));
+            }
+            ast::StmtKind::Return(value) => {
+                if value.is_some() {
+                    return Err(self.error(
+                        codes::UNSUPPORTED,
+                        span,
+                        "a kernel returns no value: write results to a buffer",
+                    ));
+                }
+                StmtKind::Return
+            }
+        };
+        Ok(Some(Stmt { kind, span }))
+    }
+
+    pub(super) fn condition(&mut self, c: &ast::Expr) -> R<Expr> {
+        let e = self.expr(c, Some(Scalar::Bool))?;
+        if e.ty != Ty::Scalar(Scalar::Bool) {
+            return Err(self.error(
+                codes::TYPE_MISMATCH,
+                c.span.clone(),
+                format!("a condition is a `bool`, not `{}` (compare it: `x != 0`)", e.ty),
+            ));
+        }
+        Ok(e)
+    }
+
+    /// A loop's condition, which runs at every test: a helper call in it would run once.
+    pub(super) fn loop_condition(&mut self, c: &ast::Expr, span: &Span) -> R<Expr> {
+        let before = self.prelude.len();
+        let cond = self.condition(c)?;
+        if self.prelude.len() != before {
+            let word = if self.python() { "`while`" } else { "loop" };
+            return Err(self.error(
+                codes::UNSUPPORTED,
+                span.clone(),
+                format!("a helper call in a {word} condition runs once, not at every test: assign its result inside the loop"),
+            ));
+        }
+        Ok(cond)
+    }
+
+    /// `do { body } while (c)`: `while (true) { body; if (!c) break; }`, or, where the body
+    /// has a `continue` (which goes to the test), `first = true; while (first || c) {
+    /// first = false; body }`.
+    pub(super) fn do_while(
+        &mut self,
+        body: &[ast::Stmt],
+        c: &ast::Expr,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> R<Option<Stmt>> {
+        let bool_ty = Ty::Scalar(Scalar::Bool);
+        let constant = |b: bool| Expr { kind: ExprKind::Bool(b), ty: bool_ty, span: span.clone() };
+        if !ast::continues(body) {
+            self.loops += 1;
+            let mut stmts = self.block(body);
+            self.loops -= 1;
+            let cond = self.loop_condition(c, &span)?;
+            let leave = Expr {
+                kind: ExprKind::Unary(UnOp::Not, Box::new(cond)),
+                ty: bool_ty,
+                span: c.span.clone(),
+            };
+            stmts.push(Stmt {
+                kind: StmtKind::If(
+                    leave,
+                    vec![Stmt { kind: StmtKind::Break, span: c.span.clone() }],
+                    Vec::new(),
+                ),
+                span: c.span.clone(),
+            });
+            return Ok(Some(Stmt { kind: StmtKind::While(constant(true), stmts), span }));
+        }
+        self.temps += 1;
+        let name = format!("do#{}", self.temps);
+        let first = self.new_var(name, bool_ty, span.clone(), false);
+        out.push(Stmt { kind: StmtKind::Assign(first, constant(true)), span: span.clone() });
+        let cond = self.loop_condition(c, &span)?;
+        let test = Expr {
+            kind: ExprKind::Binary(
+                BinOp::LogicOr,
+                Box::new(Expr { kind: ExprKind::Var(first), ty: bool_ty, span: span.clone() }),
+                Box::new(cond),
+            ),
+            ty: bool_ty,
+            span: c.span.clone(),
+        };
+        self.loops += 1;
+        let mut stmts =
+            vec![Stmt { kind: StmtKind::Assign(first, constant(false)), span: span.clone() }];
+        stmts.extend(self.block(body));
+        self.loops -= 1;
+        Ok(Some(Stmt { kind: StmtKind::While(test, stmts), span }))
+    }
+
+    pub(super) fn int_const(&self, v: i64, s: Scalar, span: Span) -> Expr {
+        Expr { kind: ExprKind::Int(v), ty: Ty::Scalar(s), span }
+    }
+
+    /// An integer loop bound.
+    pub(super) fn bound(&mut self, e: &ast::Expr, want: Option<Scalar>) -> R<Expr> {
+        let v = self.expr(e, want.or(Some(Scalar::I32)))?;
+        match scalar(v.ty) {
+            Some(s) if s.is_int() => Ok(v),
+            _ => {
+                let what = if self.python() {
+                    "`range` takes integers"
+                } else {
+                    "a counted loop counts integers"
+                };
+                Err(self.error(
+                    codes::TYPE_MISMATCH,
+                    e.span.clone(),
+                    format!("{what}, not `{}`", v.ty),
+                ))
+            }
+        }
+    }
+
+    /// A counted loop; `counter` is its variable's name, place, declared type, and whether it
+    /// is a new variable of the loop.
+    pub(super) fn for_stmt(
+        &mut self,
+        counter: (&str, &Span, Option<&TypeRef>, bool),
+        start: Option<&ast::Expr>,
+        end: &ast::Expr,
+        step: i64,
+        body: &[ast::Stmt],
+        span: &Span,
+    ) -> R<StmtKind> {
+        let (var, var_span, ty, declare) = counter;
+        let declared = match ty {
+            Some(t) => match self.ty(t)? {
+                Ty::Scalar(s) if s.is_int() => Some(s),
+                other => {
+                    return Err(self.error(
+                        codes::TYPE_MISMATCH,
+                        t.span.clone(),
+                        format!("a loop counter is an integer, not `{other}`"),
+                    ));
+                }
+            },
+            None => None,
+        };
+        let (start, end) = match start {
+            None => {
+                let end = self.bound(end, declared)?;
+                let s = scalar(end.ty).unwrap_or(Scalar::I32);
+                (self.int_const(0, s, span.clone()), end)
+            }
+            // Type the non-literal bound first, so a literal takes its type.
+            Some(start) if start.is_literal() && declared.is_none() => {
+                let end = self.bound(end, None)?;
+                (self.bound(start, scalar(end.ty))?, end)
+            }
+            Some(start) => {
+                let start = self.bound(start, declared)?;
+                let end = self.bound(end, declared.or(scalar(start.ty)))?;
+                (start, end)
+            }
+        };
+        let want = declared.map_or(start.ty, Ty::Scalar);
+        let (start, end) = match (self.convert(start, want), self.convert(end, want)) {
+            (Ok(s), Ok(e)) => (s, e),
+            (s, e) => {
+                let (s, e) = (s.unwrap_or_else(|x| x), e.unwrap_or_else(|x| x));
+                let span = s.span.start.min(e.span.start)..s.span.end.max(e.span.end);
+                let what =
+                    if self.python() { "`range` bounds" } else { "the loop's start and bound" };
+                return Err(self.error(
+                    codes::TYPE_MISMATCH,
+                    span,
+                    format!("{what} are `{}` and `{}`", s.ty, e.ty),
+                ));
+            }
+        };
+        let var = if declare {
+            let id = self.new_var(self.shown(var), start.ty, var_span.clone(), false);
+            self.bind(var.to_owned(), id);
+            id
+        } else {
+            self.declare(var, var_span, start.ty)?
+        };
+        self.loops += 1;
+        let body = self.block(body);
+        self.loops -= 1;
+        Ok(StmtKind::For { var, start, end, step, body })
+    }
+}
