@@ -23,7 +23,7 @@
 //! The types are here; the rooms follow the pipeline: [`lower`] (with its instruction
 //! selection and the structurer inside it), [`passes`] (if-conversion, rematerialization),
 //! then what reads the finished list: `flow` (successors and loop depths), `liveness`,
-//! [`verify`] and [`print`]. LIR knows MIR and nothing after itself: the register allocator
+//! [`verify`] and [`print()`]. LIR knows MIR and nothing after itself: the register allocator
 //! reads LIR, never the other way round.
 
 mod flow;

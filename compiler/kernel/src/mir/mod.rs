@@ -14,7 +14,7 @@
 //!
 //! The types are here; the rest is in rooms, in the order a kernel meets them: [`lower`]
 //! (from HIR), `ssa` (SSA construction, shared with [`mem2reg`]), `analysis` (what passes
-//! ask of a function without changing it), [`verify`] and [`print`]. None of them knows
+//! ask of a function without changing it), [`verify`] and [`print()`]. None of them knows
 //! about the passes that run on MIR (`opt`) or what comes after.
 
 mod analysis;

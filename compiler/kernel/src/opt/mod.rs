@@ -3,7 +3,7 @@
 //! each level's order, which is part of the design: later passes rely on earlier ones.
 //!
 //! One file per pass, named as [`passes`] names it. What several passes share is here (the
-//! driver, [`copy_chain`], `substitute`, `repeat`, `def_of`) or in `fold` (the constant
+//! driver, `copy_chain`, `substitute`, `repeat`, `def_of`) or in `fold` (the constant
 //! lattice and the machine's arithmetic); loop and dominator analyses are MIR's. Passes know
 //! MIR and nothing after it: legalisation and LIR come later and are not called from here.
 //!
