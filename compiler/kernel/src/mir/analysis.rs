@@ -1,7 +1,7 @@
 //! What passes ask of a MIR function without changing it: predecessors, block orders,
-//! dominators (and a dominator tree for constant-time queries), how often each value is read
-//! which additions fold into addresses, natural loops and their simple shape,
-//! and an upper bound of every `u32` value.
+//! dominators (and a dominator tree for constant-time queries), how often each value is read,
+//! which additions fold into addresses, natural loops and their simple shape, and an upper
+//! bound of every `u32` value.
 
 use std::collections::HashMap;
 

@@ -1,5 +1,5 @@
-//! Accumulator seeding (O2): a sum read after its loop only plus one invariant starts at
-//! that invariant instead.
+//! Accumulator seeding (O2): a sum read after its loop only as `acc + q`, for one invariant
+//! `q`, starts at `init + q` instead, so `q` is not held through the loop.
 
 use std::collections::HashMap;
 

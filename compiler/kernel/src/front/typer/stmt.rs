@@ -1,5 +1,4 @@
-//! Statements: conditions, `if`, `while`, `do`/`while` and
-//! `for` loops with their bounds.
+//! Statements: conditions, `if`, `while`, `do`/`while` and `for` loops with their bounds.
 
 use wave_diag::Span;
 
