@@ -37,7 +37,10 @@ pub use lookup::{
 };
 pub use opcode::Opcode;
 pub use operation::Operation;
-pub use subop::{AtomicOp, FloatCond, IntCond, MemWidth, ReduceOp, UintCond};
+pub use subop::{
+    AtomicOp, BitOp, FenceOrder, FloatCond, IntCond, MemWidth, ReduceOp, Round, Shift, Transc,
+    UintCond,
+};
 pub use table::*;
 pub use text::{format_float, write_inst, write_mnemonic};
 

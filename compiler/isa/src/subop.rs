@@ -32,6 +32,12 @@ macro_rules! subop {
                 }
             }
         }
+
+        impl From<$name> for u8 {
+            fn from(value: $name) -> u8 {
+                value as u8
+            }
+        }
     };
 }
 
@@ -154,5 +160,69 @@ subop! {
         Exchange = 7 "exchange",
         /// `atomic_cas`: compare and swap.
         Cas = 8 "cas",
+    }
+}
+
+subop! {
+    /// `shift`: which shift.
+    Shift {
+        /// Left.
+        Shl = 0 "shl",
+        /// Right, logical.
+        Shr = 1 "shr",
+        /// Right, arithmetic.
+        Sar = 2 "sar",
+    }
+}
+
+subop! {
+    /// `fround`: the rounding.
+    Round {
+        /// Toward negative infinity.
+        Floor = 0 "floor",
+        /// Toward positive infinity.
+        Ceil = 1 "ceil",
+        /// To nearest, ties to even.
+        Round = 2 "round",
+        /// Toward zero.
+        Trunc = 3 "trunc",
+    }
+}
+
+subop! {
+    /// `ftransc`: the function.
+    Transc {
+        /// Sine.
+        Sin = 0 "sin",
+        /// Cosine.
+        Cos = 1 "cos",
+        /// Base-2 exponential.
+        Exp2 = 2 "exp2",
+        /// Base-2 logarithm.
+        Log2 = 3 "log2",
+    }
+}
+
+subop! {
+    /// `bitop`: the bit operation.
+    BitOp {
+        /// Population count.
+        Bitcount = 0 "bitcount",
+        /// Index of the highest set bit.
+        Bitfind = 1 "bitfind",
+        /// Bit reversal.
+        Bitrev = 2 "bitrev",
+    }
+}
+
+subop! {
+    /// `fence`: the ordering.
+    FenceOrder {
+        /// Later accesses stay after it.
+        Acquire = 0 "acquire",
+        /// Earlier accesses stay before it.
+        Release = 1 "release",
+        /// Both.
+        AcqRel = 2 "acq_rel",
     }
 }

@@ -153,7 +153,11 @@ fn the_lir_verifier_rejects_broken_lir() {
     assert!(wave_kernel::lir::verify(lir).is_empty());
     // A definition removed: its reader reads nothing.
     let mut broken = lir.clone();
-    let at = broken.insts.iter().position(|i| i.mnemonic == "device_load.u32").expect("a load");
+    let at = broken
+        .insts
+        .iter()
+        .position(|i| i.code.opcode == wave_isa::Opcode::DeviceLoad)
+        .expect("a load");
     broken.insts.remove(at);
     assert!(
         wave_kernel::lir::verify(&broken).iter().any(|p| p.contains("before it is written")),

@@ -49,7 +49,7 @@ pub fn successors(insts: &[Inst]) -> Result<Vec<Vec<usize>>, String> {
                 _ => return Err(format!("instruction {i}: `endloop` without `loop`")),
             },
             Kind::Break | Kind::Continue if loops.is_empty() => {
-                return Err(format!("instruction {i}: `{}` outside a loop", inst.mnemonic));
+                return Err(format!("instruction {i}: `{}` outside a loop", inst.code));
             }
             _ => {}
         }

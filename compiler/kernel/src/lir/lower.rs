@@ -5,7 +5,9 @@
 mod inst;
 mod structure;
 
+use super::Code;
 use std::collections::HashMap;
+use wave_isa::{FloatCond, IntCond, MemWidth, Opcode, Shift, UintCond};
 
 use wave_diag::Span;
 
@@ -77,15 +79,21 @@ fn param_type(ty: Ty) -> Option<&'static str> {
 }
 
 /// `device_load.u32`, `local_store.u16`, ...: the instruction that moves a value of type
-/// `ty` to or from `space` (`what` is `load` or `store`); private arrays are in Local Memory.
-fn memory_mnemonic(space: Space, what: &str, ty: Scalar) -> String {
-    let place = if space == Space::Device { "device" } else { "local" };
-    let width = match ty {
-        Scalar::F16 => "u16",
-        Scalar::F64 => "u64",
-        _ => "u32",
+/// `ty` to or from `space` (a load, or a store when `store`); private arrays are in Local
+/// Memory.
+fn memory_code(space: Space, store: bool, ty: Scalar) -> Code {
+    let opcode = match (space == Space::Device, store) {
+        (true, false) => Opcode::DeviceLoad,
+        (true, true) => Opcode::DeviceStore,
+        (false, false) => Opcode::LocalLoad,
+        (false, true) => Opcode::LocalStore,
     };
-    format!("{place}_{what}.{width}")
+    let width = match ty {
+        Scalar::F16 => MemWidth::U16,
+        Scalar::F64 => MemWidth::U64,
+        Scalar::Bool | Scalar::I32 | Scalar::U32 | Scalar::F32 => MemWidth::U32,
+    };
+    Code::with(opcode, width)
 }
 
 fn special_name(s: Special) -> &'static str {
@@ -191,10 +199,15 @@ impl<'f> Lower<'f> {
         let (scaled, t) = (self.lir.reg(), self.lir.reg());
         self.private_cache.insert((var, index), t);
         let shift = Arg::Imm(size.trailing_zeros().to_string());
-        out.push(Inst::new(Kind::Op, "shift.shl", vec![Arg::Def(scaled), i, shift], span));
         out.push(Inst::new(
             Kind::Op,
-            "iadd",
+            Code::with(Opcode::Shift, Shift::Shl),
+            vec![Arg::Def(scaled), i, shift],
+            span,
+        ));
+        out.push(Inst::new(
+            Kind::Op,
+            Code::of(Opcode::Iadd),
             vec![Arg::Def(t), Arg::Use(scaled), Arg::Use(fp)],
             span,
         ));
@@ -278,12 +291,12 @@ impl<'f> Lower<'f> {
                     self.materialize(rx, (p, n), out, span);
                     let c = self.cond(*y, out, span);
                     self.materialize(ry, c, out, span);
-                    let m = if and { "and" } else { "or" };
+                    let m = if and { Code::of(Opcode::And) } else { Code::of(Opcode::Or) };
                     self.op3(out, m, rz, Arg::Use(rx), Arg::Use(ry), span);
                     let q = self.lir.pred();
                     out.push(Inst::new(
                         Kind::Op,
-                        "icmp.ne",
+                        Code::with(Opcode::Icmp, IntCond::Ne),
                         vec![Arg::PDef(q), Arg::Use(rz), Arg::Imm("0".into())],
                         span,
                     ));
@@ -294,7 +307,12 @@ impl<'f> Lower<'f> {
         }
         let p = self.lir.pred();
         let r = self.src(v);
-        out.push(Inst::new(Kind::Op, "icmp.ne", vec![Arg::PDef(p), r, Arg::Imm("0".into())], span));
+        out.push(Inst::new(
+            Kind::Op,
+            Code::with(Opcode::Icmp, IntCond::Ne),
+            vec![Arg::PDef(p), r, Arg::Imm("0".into())],
+            span,
+        ));
         (p, false)
     }
 
@@ -316,7 +334,11 @@ impl<'f> Lower<'f> {
         out: &mut Vec<Inst>,
         span: &Span,
     ) {
-        let m = if value != neg { "icmp.eq" } else { "icmp.ne" };
+        let m = if value != neg {
+            Code::with(Opcode::Icmp, IntCond::Eq)
+        } else {
+            Code::with(Opcode::Icmp, IntCond::Ne)
+        };
         let mut inst = Inst::new(Kind::Op, m, vec![Arg::PDef(p), Arg::Any, Arg::Any], span);
         inst.guard = guard;
         out.push(inst);
@@ -331,9 +353,9 @@ impl<'f> Lower<'f> {
         out: &mut Vec<Inst>,
         span: &Span,
     ) -> (Pred, bool) {
-        let (mnemonic, x, y, neg) = self.compare_form(op, a, b);
+        let (code, x, y, neg) = self.compare_form(op, a, b);
         let p = self.lir.pred();
-        out.push(Inst::new(Kind::Op, mnemonic, vec![Arg::PDef(p), x, y], span));
+        out.push(Inst::new(Kind::Op, code, vec![Arg::PDef(p), x, y], span));
         (p, neg)
     }
 
@@ -363,8 +385,8 @@ impl<'f> Lower<'f> {
             },
             _ => return false,
         };
-        let Some((mnemonic, x, y, _)) = self.compare_with(op, a, b, neg) else { return false };
-        let mut inst = Inst::new(Kind::Op, mnemonic, vec![Arg::PDef(p), x, y], span);
+        let Some((code, x, y, _)) = self.compare_with(op, a, b, neg) else { return false };
+        let mut inst = Inst::new(Kind::Op, code, vec![Arg::PDef(p), x, y], span);
         inst.guard = Some(guard);
         out.push(inst);
         true
@@ -377,7 +399,7 @@ impl<'f> Lower<'f> {
         a: Value,
         b: Value,
         neg: bool,
-    ) -> Option<(&'static str, Arg, Arg, bool)> {
+    ) -> Option<(Code, Arg, Arg, bool)> {
         use BinOp::*;
         let op = if self.compare_choice(op, a, b).2 == neg {
             op
@@ -404,14 +426,14 @@ impl<'f> Lower<'f> {
         Some(self.compare_form(op, a, b))
     }
 
-    /// The compare for `a op b`, without reading anything: mnemonic, whether the operands
+    /// The compare for `a op b`, without reading anything: its code, whether the operands
     /// swap, whether the result is the negation, and the operands in order.
     fn compare_choice(
         &self,
         op: BinOp,
         mut a: Value,
         mut b: Value,
-    ) -> (&'static str, bool, bool, Value, Value) {
+    ) -> (Code, bool, bool, Value, Value) {
         use BinOp::*;
         let s = self.scalar(a);
         // A constant goes second, where the immediate is.
@@ -427,33 +449,33 @@ impl<'f> Lower<'f> {
             std::mem::swap(&mut a, &mut b);
             op = mirror(op);
         }
-        let (mnemonic, swap, neg) = match (s, op) {
+        let (code, swap, neg) = match (s, op) {
             (Scalar::F32 | Scalar::F16 | Scalar::F64, _) => match op {
-                Eq => ("fcmp.eq", false, false),
-                Ne => ("fcmp.ne", false, false),
-                Lt => ("fcmp.lt", false, false),
-                Le => ("fcmp.le", false, false),
-                Gt => ("fcmp.gt", false, false),
-                _ => ("fcmp.le", true, false),
+                Eq => (Code::with(Opcode::Fcmp, FloatCond::Eq), false, false),
+                Ne => (Code::with(Opcode::Fcmp, FloatCond::Ne), false, false),
+                Lt => (Code::with(Opcode::Fcmp, FloatCond::Lt), false, false),
+                Le => (Code::with(Opcode::Fcmp, FloatCond::Le), false, false),
+                Gt => (Code::with(Opcode::Fcmp, FloatCond::Gt), false, false),
+                _ => (Code::with(Opcode::Fcmp, FloatCond::Le), true, false),
             },
-            (Scalar::U32, Lt) => ("ucmp.lt", false, false),
-            (Scalar::U32, Le) => ("ucmp.le", false, false),
-            (Scalar::U32, Gt) => ("ucmp.le", false, true),
-            (Scalar::U32, Ge) => ("ucmp.lt", false, true),
-            (_, Eq) => ("icmp.eq", false, false),
-            (_, Ne) => ("icmp.ne", false, false),
-            (_, Lt) => ("icmp.lt", false, false),
-            (_, Le) => ("icmp.le", false, false),
-            (_, Gt) => ("icmp.gt", false, false),
-            _ => ("icmp.ge", false, false),
+            (Scalar::U32, Lt) => (Code::with(Opcode::Ucmp, UintCond::Lt), false, false),
+            (Scalar::U32, Le) => (Code::with(Opcode::Ucmp, UintCond::Le), false, false),
+            (Scalar::U32, Gt) => (Code::with(Opcode::Ucmp, UintCond::Le), false, true),
+            (Scalar::U32, Ge) => (Code::with(Opcode::Ucmp, UintCond::Lt), false, true),
+            (_, Eq) => (Code::with(Opcode::Icmp, IntCond::Eq), false, false),
+            (_, Ne) => (Code::with(Opcode::Icmp, IntCond::Ne), false, false),
+            (_, Lt) => (Code::with(Opcode::Icmp, IntCond::Lt), false, false),
+            (_, Le) => (Code::with(Opcode::Icmp, IntCond::Le), false, false),
+            (_, Gt) => (Code::with(Opcode::Icmp, IntCond::Gt), false, false),
+            _ => (Code::with(Opcode::Icmp, IntCond::Ge), false, false),
         };
-        (mnemonic, swap, neg, a, b)
+        (code, swap, neg, a, b)
     }
 
-    /// The compare instruction for `a op b`: mnemonic, operands, and whether its result is
+    /// The compare instruction for `a op b`: its code, operands, and whether its result is
     /// the negation.
-    fn compare_form(&mut self, op: BinOp, a: Value, b: Value) -> (&'static str, Arg, Arg, bool) {
-        let (mnemonic, swap, neg, a, b) = self.compare_choice(op, a, b);
+    fn compare_form(&mut self, op: BinOp, a: Value, b: Value) -> (Code, Arg, Arg, bool) {
+        let (code, swap, neg, a, b) = self.compare_choice(op, a, b);
         let (x, y) = if swap {
             let x = self.src(b);
             (x, self.src(a))
@@ -461,22 +483,32 @@ impl<'f> Lower<'f> {
             let x = self.src(a);
             (x, self.src2(b))
         };
-        (mnemonic, x, y, neg)
+        (code, x, y, neg)
     }
 
     /// `d = p ? 1 : 0` (with the predicate's negation).
     fn materialize(&mut self, d: Reg, (p, neg): (Pred, bool), out: &mut Vec<Inst>, span: &Span) {
-        out.push(Inst::new(Kind::Op, "mov_imm", vec![Arg::Def(d), Arg::Imm("0".into())], span));
-        let mut set = Inst::new(Kind::Op, "mov_imm", vec![Arg::Def(d), Arg::Imm("1".into())], span);
+        out.push(Inst::new(
+            Kind::Op,
+            Code::of(Opcode::MovImm),
+            vec![Arg::Def(d), Arg::Imm("0".into())],
+            span,
+        ));
+        let mut set = Inst::new(
+            Kind::Op,
+            Code::of(Opcode::MovImm),
+            vec![Arg::Def(d), Arg::Imm("1".into())],
+            span,
+        );
         set.guard = Some((p, neg));
         out.push(set);
     }
 
-    fn op3(&mut self, out: &mut Vec<Inst>, m: &str, d: Reg, a: Arg, b: Arg, span: &Span) {
+    fn op3(&mut self, out: &mut Vec<Inst>, m: Code, d: Reg, a: Arg, b: Arg, span: &Span) {
         out.push(Inst::new(Kind::Op, m, vec![Arg::Def(d), a, b], span));
     }
 
-    fn op2(&mut self, out: &mut Vec<Inst>, m: &str, d: Reg, a: Arg, span: &Span) {
+    fn op2(&mut self, out: &mut Vec<Inst>, m: Code, d: Reg, a: Arg, span: &Span) {
         out.push(Inst::new(Kind::Op, m, vec![Arg::Def(d), a], span));
     }
 }
@@ -508,25 +540,26 @@ pub fn frame_pointer_code(lir: &Lir, fp: Reg, stride: u32, span: &Span) -> (Vec<
     let base = lir.local_memory.next_multiple_of(4);
     let [x, y, _] = lir.workgroup_size.unwrap_or([1, 1, 1]);
     let (a, b) = (lir.next_reg, lir.next_reg + 1);
-    let op = |m: &str, args: Vec<Arg>| Inst::new(Kind::Op, m, args, span);
+    let op = |m: Code, args: Vec<Arg>| Inst::new(Kind::Op, m, args, span);
     let imm = |v: u32| Arg::Imm(v.to_string());
-    let mut code = vec![op("mov_special", vec![Arg::Def(a), Arg::Special("sr_thread_id_z")])];
+    let mut code =
+        vec![op(Code::of(Opcode::MovSpecial), vec![Arg::Def(a), Arg::Special("sr_thread_id_z")])];
     // (Multiplies by 1 left out.)
     if y != 1 {
-        code.push(op("imul", vec![Arg::Def(a), Arg::Use(a), imm(y)]));
+        code.push(op(Code::of(Opcode::Imul), vec![Arg::Def(a), Arg::Use(a), imm(y)]));
     }
-    code.push(op("mov_special", vec![Arg::Def(b), Arg::Special("sr_thread_id_y")]));
-    code.push(op("iadd", vec![Arg::Def(a), Arg::Use(a), Arg::Use(b)]));
+    code.push(op(Code::of(Opcode::MovSpecial), vec![Arg::Def(b), Arg::Special("sr_thread_id_y")]));
+    code.push(op(Code::of(Opcode::Iadd), vec![Arg::Def(a), Arg::Use(a), Arg::Use(b)]));
     if x != 1 {
-        code.push(op("imul", vec![Arg::Def(a), Arg::Use(a), imm(x)]));
+        code.push(op(Code::of(Opcode::Imul), vec![Arg::Def(a), Arg::Use(a), imm(x)]));
     }
-    code.push(op("mov_special", vec![Arg::Def(b), Arg::Special("sr_thread_id_x")]));
-    code.push(op("iadd", vec![Arg::Def(a), Arg::Use(a), Arg::Use(b)]));
+    code.push(op(Code::of(Opcode::MovSpecial), vec![Arg::Def(b), Arg::Special("sr_thread_id_x")]));
+    code.push(op(Code::of(Opcode::Iadd), vec![Arg::Def(a), Arg::Use(a), Arg::Use(b)]));
     if base == 0 {
-        code.push(op("imul", vec![Arg::Def(fp), Arg::Use(a), imm(stride)]));
+        code.push(op(Code::of(Opcode::Imul), vec![Arg::Def(fp), Arg::Use(a), imm(stride)]));
     } else {
-        code.push(op("imul", vec![Arg::Def(a), Arg::Use(a), imm(stride)]));
-        code.push(op("iadd", vec![Arg::Def(fp), Arg::Use(a), imm(base)]));
+        code.push(op(Code::of(Opcode::Imul), vec![Arg::Def(a), Arg::Use(a), imm(stride)]));
+        code.push(op(Code::of(Opcode::Iadd), vec![Arg::Def(fp), Arg::Use(a), imm(base)]));
     }
     (code, lir.next_reg + 2)
 }
@@ -794,7 +827,7 @@ pub fn lower_with(f: &Func, hold: Hold) -> Result<Lir, Unsupported> {
         for phi in &block.phis {
             out.push(Inst::new(
                 Kind::Copy,
-                "mov",
+                Code::of(Opcode::Mov),
                 vec![Arg::Def(reg_of(phi.dst)), Arg::Use(l.phi_copy[&phi.dst])],
                 &first_span,
             ));
@@ -815,10 +848,20 @@ pub fn lower_with(f: &Func, hold: Hold) -> Result<Lir, Unsupported> {
                     // A constant is set again here rather than kept in a register since
                     // its definition: the same one instruction, and nothing held live.
                     if let Some(text) = l.imm(*v) {
-                        out.push(Inst::new(Kind::Op, "mov_imm", vec![dst, Arg::Imm(text)], &span));
+                        out.push(Inst::new(
+                            Kind::Op,
+                            Code::of(Opcode::MovImm),
+                            vec![dst, Arg::Imm(text)],
+                            &span,
+                        ));
                     } else {
                         let src = l.src(*v);
-                        out.push(Inst::new(Kind::Copy, "mov", vec![dst, src], &span));
+                        out.push(Inst::new(
+                            Kind::Copy,
+                            Code::of(Opcode::Mov),
+                            vec![dst, src],
+                            &span,
+                        ));
                     }
                 }
             }

@@ -20,12 +20,14 @@
 //!   to its header as `break`/`continue` (conditional when the branch itself leaves).
 //!   `return` is `halt` (`@p halt` when conditional).
 //!
-//! The types are here; the rooms follow the pipeline: [`lower`] (with its instruction
+//! The types are here, with [`Code`] (an instruction's opcode and sub-operation, typed, from
+//! the ISA table); the rooms follow the pipeline: [`lower`] (with its instruction
 //! selection and the structurer inside it), [`passes`] (if-conversion, rematerialization),
 //! then what reads the finished list: `flow` (successors and loop depths), `liveness`,
 //! [`verify`] and [`print()`]. LIR knows MIR and nothing after itself: the register allocator
 //! reads LIR, never the other way round.
 
+mod code;
 mod flow;
 mod liveness;
 mod lower;
@@ -36,9 +38,11 @@ mod verify;
 use std::collections::HashMap;
 
 use wave_diag::Span;
+use wave_isa::Opcode;
 
 /// (Kept here too, where it was: the range analysis is MIR's.)
 pub use crate::mir::upper_bounds;
+pub use code::Code;
 pub use flow::{loop_depths, successors};
 pub use liveness::liveness;
 pub use lower::{Hold, frame_pointer_code, lower, lower_with};
@@ -112,8 +116,8 @@ pub enum Kind {
 pub struct Inst {
     /// What it is.
     pub kind: Kind,
-    /// The mnemonic with its suffixes (`icmp.lt`, `device_load.u32`).
-    pub mnemonic: String,
+    /// The opcode and its sub-operation (`icmp.lt`, `device_load.u32`).
+    pub code: Code,
     /// `@p` / `@!p`: it runs only where the predicate holds (or does not).
     pub guard: Option<(Pred, bool)>,
     /// For a guarded instruction: what it writes is read afterwards only where the guard
@@ -127,15 +131,8 @@ pub struct Inst {
 }
 
 impl Inst {
-    fn new(kind: Kind, mnemonic: &str, args: Vec<Arg>, span: &Span) -> Inst {
-        Inst {
-            kind,
-            mnemonic: mnemonic.to_owned(),
-            guard: None,
-            guard_kills: false,
-            args,
-            span: span.clone(),
-        }
+    fn new(kind: Kind, code: Code, args: Vec<Arg>, span: &Span) -> Inst {
+        Inst { kind, code, guard: None, guard_kills: false, args, span: span.clone() }
     }
 
     /// Registers written.
@@ -237,7 +234,8 @@ pub struct Unsupported {
 /// Instructions an `if` arm may hold to become guarded instructions.
 /// A copy, or a constant set again (what a phi's incoming value becomes).
 fn is_copy(i: &Inst) -> bool {
-    guardable(i) && (i.kind == Kind::Copy || (i.kind == Kind::Op && i.mnemonic == "mov_imm"))
+    guardable(i)
+        && (i.kind == Kind::Copy || (i.kind == Kind::Op && i.code.opcode == Opcode::MovImm))
 }
 
 fn guardable(i: &Inst) -> bool {
@@ -245,7 +243,6 @@ fn guardable(i: &Inst) -> bool {
         && i.guard.is_none()
         && i.pred_defs().next().is_none()
         && i.pred_uses().next().is_none()
-        && !i.mnemonic.starts_with("wave_")
-        && !i.mnemonic.starts_with("barrier")
-        && !i.mnemonic.starts_with("fence")
+        && !i.code.flags().cross_lane
+        && !matches!(i.code.opcode, Opcode::Barrier | Opcode::Fence)
 }

@@ -1,6 +1,8 @@
 //! The LIR passes after lowering: if-conversion and rematerialization across loops.
 
+use super::Code;
 use std::collections::HashMap;
+use wave_isa::{IntCond, Opcode};
 
 use super::{Arg, Inst, Kind, Lir, PHYS, Pred, Reg, guardable, liveness, loop_depths, successors};
 
@@ -36,7 +38,8 @@ pub fn rematerialize(lir: &mut Lir) {
             let cheap = def.guard.is_none()
                 && !lir.pairs.contains(&r)
                 && def.args.len() == 2
-                && (def.mnemonic == "mov_special" || def.mnemonic == "mov_imm");
+                && (def.code == Code::of(Opcode::MovSpecial)
+                    || def.code == Code::of(Opcode::MovImm));
             if !cheap
                 || *d >= i
                 || depth[i] != depth[*d]
@@ -87,7 +90,7 @@ pub fn rematerialize(lir: &mut Lir) {
     out.retain(|i| {
         !(i.guard.is_none()
             && i.args.len() == 2
-            && (i.mnemonic == "mov_special" || i.mnemonic == "mov_imm")
+            && (i.code == Code::of(Opcode::MovSpecial) || i.code == Code::of(Opcode::MovImm))
             && i.defs().all(|d| d >= PHYS && !read.contains(&d)))
     });
     lir.insts = out;
@@ -130,7 +133,7 @@ fn one_thread_test(before: &[Inst], p: Pred) -> bool {
         return false;
     };
     let cmp = &before[at];
-    if cmp.guard.is_some() || !(cmp.mnemonic == "icmp.eq" || cmp.mnemonic == "ucmp.eq") {
+    if cmp.guard.is_some() || cmp.code != Code::with(Opcode::Icmp, IntCond::Eq) {
         return false;
     }
     // The instruction that last wrote `r` before `at`, when it is not inside a branch.
@@ -149,18 +152,22 @@ fn one_thread_test(before: &[Inst], p: Pred) -> bool {
         if x.guard.is_some() || depth == 0 {
             return false;
         }
-        match x.mnemonic.as_str() {
-            "mov_imm" => true,
-            "mov_special" => x.args.iter().any(|a| {
+        if x.code.opcode == Opcode::MovImm {
+            true
+        } else if x.code.opcode == Opcode::MovSpecial {
+            x.args.iter().any(|a| {
                 matches!(a, Arg::Special(s) if ["sr_workgroup_", "sr_grid_size", "sr_wave_width"].iter().any(|u| s.starts_with(u)))
-            }),
-            m if m.starts_with("wave_") || m.contains("load") || m.starts_with("atomic") => false,
-            _ => x.uses().all(|u| uniform(before, u, k, depth - 1)),
+            })
+        } else if x.code.flags().lane_varying {
+            // Loads, atomics and wave operations.
+            false
+        } else {
+            x.uses().all(|u| uniform(before, u, k, depth - 1))
         }
     }
     let thread = |a: &Arg| match a {
         Arg::Use(r) => def(*r, at).is_some_and(|(_, x)| {
-            x.mnemonic == "mov_special"
+            x.code == Code::of(Opcode::MovSpecial)
                 && x.args
                     .iter()
                     .any(|a| matches!(a, Arg::Special(s) if s.starts_with("sr_thread_id")))

@@ -60,7 +60,7 @@ pub fn inst_text(
     if let Some((p, neg)) = inst.guard {
         let _ = write!(s, "@{}{} ", if neg { "!" } else { "" }, pred(p));
     }
-    s.push_str(&inst.mnemonic);
+    let _ = write!(s, "{}", inst.code);
     let args: Vec<String> = inst
         .args
         .iter()

@@ -72,7 +72,7 @@ pub fn verify(lir: &Lir) -> Vec<String> {
             if !bit(set, index[&r]) {
                 problems.push(format!(
                     "instruction {i} (`{}`) reads {} before it is written on some path",
-                    inst.mnemonic,
+                    inst.code,
                     reg_name(r)
                 ));
             }
@@ -81,14 +81,14 @@ pub fn verify(lir: &Lir) -> Vec<String> {
             if !bit(set, index.len() + pindex[&p]) {
                 problems.push(format!(
                     "instruction {i} (`{}`) reads %p{p} before it is written",
-                    inst.mnemonic
+                    inst.code
                 ));
             }
         }
         let control =
             matches!(inst.kind, Kind::If | Kind::Else | Kind::EndIf | Kind::Loop | Kind::EndLoop);
         if control && inst.guard.is_some() {
-            problems.push(format!("instruction {i}: `{}` cannot be guarded", inst.mnemonic));
+            problems.push(format!("instruction {i}: `{}` cannot be guarded", inst.code));
         }
     }
     problems

@@ -3,7 +3,9 @@
 //! the register it was given, every spill reload must follow a store on every path.
 
 use super::{Allocation, phys};
+use crate::lir::Code;
 use crate::lir::{self, Arg, Inst, Kind, Lir, PHYS, Pred, Reg};
+use wave_isa::{IntCond, Opcode};
 
 /// What a physical register holds: a virtual register's value, in every lane or only in
 /// the lanes where a guard held.
@@ -184,7 +186,7 @@ pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
         let always = i > 0
             && matches!(inst.args.first(), Some(Arg::PUse(p, false))
                 if lir.insts[i - 1].guard.is_none()
-                    && lir.insts[i - 1].mnemonic == "icmp.eq"
+                    && lir.insts[i - 1].code == Code::with(Opcode::Icmp, IntCond::Eq)
                     && lir.insts[i - 1].args == [Arg::PDef(*p), Arg::Any, Arg::Any]);
         let targets = &succ[i];
         for &s in targets {
@@ -226,7 +228,7 @@ pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
             if !st.regs.get(pr).is_some_and(|h| holds(h, u, lanes)) {
                 errors.push(format!(
                     "instruction {i} (`{}`) reads %{} from r{pr}, which does not hold it there",
-                    inst.mnemonic,
+                    inst.code,
                     u.wrapping_sub(PHYS)
                 ));
             }
@@ -236,11 +238,13 @@ pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
             if !st.preds[c].contains(&p) {
                 errors.push(format!(
                     "instruction {i} (`{}`) reads %p{p} from p{c}, which does not hold it",
-                    inst.mnemonic
+                    inst.code
                 ));
             }
         }
-        if inst.mnemonic.starts_with("atomic_") && inst.defs().any(|d| phys(alloc, d) == 0) {
+        if inst.code.info().category == wave_isa::Category::Atomic
+            && inst.defs().any(|d| phys(alloc, d) == 0)
+        {
             errors.push(format!("instruction {i}: an atomic's result in r0 would discard it"));
         }
     }

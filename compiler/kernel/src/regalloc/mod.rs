@@ -155,7 +155,7 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
                     }
                     irc.g.add(l, d);
                 }
-                if inst.mnemonic.starts_with("atomic_") {
+                if inst.code.info().category == wave_isa::Category::Atomic {
                     irc.g.add(d, 0);
                 }
             }

@@ -2,7 +2,9 @@
 //! copies and constants written out, and the structure that coalesced copies emptied removed.
 
 use super::{Allocation, phys};
+use crate::lir::Code;
 use crate::lir::{Arg, Inst, Kind, Lir, Pred, Reg};
+use wave_isa::Opcode;
 
 /// The allocated program: every register and predicate physical.
 pub fn rewrite(lir: &Lir, alloc: &Allocation) -> Vec<Inst> {
@@ -36,22 +38,22 @@ pub fn rewrite_indexed(lir: &Lir, alloc: &Allocation) -> Vec<(usize, Inst)> {
         // A copy, a constant, a select or a shuffle of a pair is one instruction per half:
         // the second on the pair registers' second halves (and a constant's high word).
         let wide = matches!(
-            inst.mnemonic.as_str(),
-            "mov"
-                | "mov_imm"
-                | "select"
-                | "wave_shuffle"
-                | "wave_shuffle_up"
-                | "wave_shuffle_down"
-                | "wave_shuffle_xor"
-                | "wave_broadcast"
+            inst.code.opcode,
+            Opcode::Mov
+                | Opcode::MovImm
+                | Opcode::Select
+                | Opcode::WaveShuffle
+                | Opcode::WaveShuffleUp
+                | Opcode::WaveShuffleDown
+                | Opcode::WaveShuffleXor
+                | Opcode::WaveBroadcast
         ) && original
             .args
             .first()
             .is_some_and(|a| matches!(a, Arg::Def(r) if lir.pairs.contains(r)));
         if wide {
             let split = |t: &str| u64::from_str_radix(t.trim_start_matches("0x"), 16).unwrap_or(0);
-            let constant = inst.mnemonic == "mov_imm";
+            let constant = inst.code == Code::of(Opcode::MovImm);
             let mut hi = inst.clone();
             for (a, o) in hi.args.iter_mut().zip(&original.args) {
                 match (a, o) {

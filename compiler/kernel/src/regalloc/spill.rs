@@ -1,7 +1,9 @@
 //! Spilling to Local Memory: each thread's slots behind a spill pointer set on entry, and the
 //! Local Memory a kernel needs with its slots.
 
+use crate::lir::Code;
 use crate::lir::{self, Arg, Inst, Kind, Lir, Reg};
+use wave_isa::{MemWidth, Opcode};
 
 /// Bytes of Local Memory a kernel needs with `slots` spill slots.
 pub fn local_memory(lir: &Lir, slots: u32) -> u32 {
@@ -18,9 +20,10 @@ pub fn local_memory(lir: &Lir, slots: u32) -> u32 {
 pub(super) fn set_spill_stride(lir: &mut Lir, sp: Reg, stride: u32) {
     let Some(at) = lir.insts.iter().position(|i| i.defs().any(|d| d == sp)) else { return };
     // `imul sp, a, stride` (the frame at address 0), or `imul a, a, stride; iadd sp, a, base`.
-    let at = if lir.insts[at].mnemonic == "imul" { Some(at) } else { at.checked_sub(1) };
+    let at =
+        if lir.insts[at].code == Code::of(Opcode::Imul) { Some(at) } else { at.checked_sub(1) };
     if let Some(at) = at
-        && lir.insts[at].mnemonic == "imul"
+        && lir.insts[at].code == Code::of(Opcode::Imul)
     {
         lir.insts[at].args[2] = Arg::Imm(stride.to_string());
     }
@@ -69,7 +72,7 @@ pub(super) fn spill_register(
         if uses {
             lir.insts.push(Inst {
                 kind: Kind::SpillLoad(slot),
-                mnemonic: "local_load.u32".into(),
+                code: Code::with(Opcode::LocalLoad, MemWidth::U32),
                 guard: None,
                 guard_kills: false,
                 args: vec![Arg::Def(t), Arg::Addr(sp, offset)],
@@ -80,7 +83,7 @@ pub(super) fn spill_register(
         if defs {
             lir.insts.push(Inst {
                 kind: Kind::SpillStore(slot),
-                mnemonic: "local_store.u32".into(),
+                code: Code::with(Opcode::LocalStore, MemWidth::U32),
                 guard,
                 guard_kills: false,
                 args: vec![Arg::Addr(sp, offset), Arg::Use(t)],

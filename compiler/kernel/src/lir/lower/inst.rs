@@ -1,9 +1,13 @@
 //! The WAVE instructions of each MIR instruction: arithmetic, comparisons, conversions,
 //! memory accesses and intrinsic calls.
 
+use crate::lir::Code;
 use wave_diag::Span;
+use wave_isa::{
+    AtomicType, FenceOrder, FloatCond, IntCond, Opcode, ReduceOp, Round, Shift, Transc, UintCond,
+};
 
-use super::{Lower, memory_mnemonic, reg_of, special_name};
+use super::{Lower, memory_code, reg_of, special_name};
 use crate::hir::{AtomicOp, BinOp, Intrinsic, MathFn, Scalar, Special, Ty, UnOp, WaveOp};
 use crate::lir::{Arg, Inst, Kind, Reg};
 use crate::mir::{Op, Space, Value};
@@ -20,7 +24,7 @@ impl<'f> Lower<'f> {
                 // A pair: the two halves set one after the other (see `Lir::pairs`).
                 out.push(Inst::new(
                     Kind::Const,
-                    "mov_imm",
+                    Code::of(Opcode::MovImm),
                     vec![Arg::Def(d), Arg::Imm(format!("0x{:016x}", x.to_bits()))],
                     span,
                 ));
@@ -29,7 +33,7 @@ impl<'f> Lower<'f> {
                 let text = inst.dst.and_then(|v| self.imm(v)).unwrap_or_else(|| "0".into());
                 out.push(Inst::new(
                     Kind::Const,
-                    "mov_imm",
+                    Code::of(Opcode::MovImm),
                     vec![Arg::Def(d), Arg::Imm(text)],
                     span,
                 ));
@@ -40,13 +44,18 @@ impl<'f> Lower<'f> {
                     let p = self.lir.pred();
                     out.push(Inst::new(
                         Kind::Op,
-                        "icmp.ne",
+                        Code::with(Opcode::Icmp, IntCond::Ne),
                         vec![Arg::PDef(p), Arg::Use(*i), Arg::Imm("0".into())],
                         span,
                     ));
                     self.materialize(d, (p, false), out, span);
                 } else {
-                    out.push(Inst::new(Kind::Copy, "mov", vec![Arg::Def(d), Arg::Use(*i)], span));
+                    out.push(Inst::new(
+                        Kind::Copy,
+                        Code::of(Opcode::Mov),
+                        vec![Arg::Def(d), Arg::Use(*i)],
+                        span,
+                    ));
                 }
             }
             Op::Special(Special::GlobalId(axis)) => {
@@ -56,36 +65,44 @@ impl<'f> Lower<'f> {
                     (s, Special::WorkgroupSize(*axis)),
                     (t, Special::ThreadId(*axis)),
                 ] {
-                    self.op2(out, "mov_special", r, Arg::Special(special_name(sp)), span);
+                    self.op2(
+                        out,
+                        Code::of(Opcode::MovSpecial),
+                        r,
+                        Arg::Special(special_name(sp)),
+                        span,
+                    );
                 }
                 out.push(Inst::new(
                     Kind::Op,
-                    "imad",
+                    Code::of(Opcode::Imad),
                     vec![Arg::Def(d), Arg::Use(w), Arg::Use(s), Arg::Use(t)],
                     span,
                 ));
             }
-            Op::Special(s) => self.op2(out, "mov_special", d, Arg::Special(special_name(*s)), span),
+            Op::Special(s) => {
+                self.op2(out, Code::of(Opcode::MovSpecial), d, Arg::Special(special_name(*s)), span)
+            }
             Op::Unary(op, a) => {
                 let a = *a;
                 match (op, self.scalar(a)) {
                     (UnOp::Not, _) => {
                         if !self.pred_form[inst.dst.map_or(0, |v| v.0) as usize] {
                             let x = self.src(a);
-                            self.op3(out, "xor", d, x, Arg::Imm("1".into()), span);
+                            self.op3(out, Code::of(Opcode::Xor), d, x, Arg::Imm("1".into()), span);
                         }
                     }
                     (UnOp::Neg, Scalar::F32) => {
                         let x = self.src(a);
-                        self.op2(out, "fneg", d, x, span);
+                        self.op2(out, Code::of(Opcode::Fneg), d, x, span);
                     }
                     (UnOp::Neg, _) => {
                         let x = self.src(a);
-                        self.op2(out, "ineg", d, x, span);
+                        self.op2(out, Code::of(Opcode::Ineg), d, x, span);
                     }
                     (UnOp::BitNot, _) => {
                         let x = self.src(a);
-                        self.op2(out, "not", d, x, span);
+                        self.op2(out, Code::of(Opcode::Not), d, x, span);
                     }
                 }
             }
@@ -96,45 +113,42 @@ impl<'f> Lower<'f> {
                 let (x, y) = (self.src(*a), self.src(*b));
                 out.push(Inst::new(
                     Kind::Op,
-                    "select",
+                    Code::of(Opcode::Select),
                     vec![Arg::Def(d), Arg::PUse(p, n), x, y],
                     span,
                 ));
             }
             Op::Load(space, addr) => {
-                let m = memory_mnemonic(*space, "load", dscalar);
+                let m = memory_code(*space, false, dscalar);
                 let a = self.memory_address(*space, *addr, out, span);
-                out.push(Inst::new(Kind::Op, &m, vec![Arg::Def(d), a], span));
+                out.push(Inst::new(Kind::Op, m, vec![Arg::Def(d), a], span));
             }
             Op::Store(space, addr, x) => {
-                let m = memory_mnemonic(*space, "store", self.scalar(*x));
+                let m = memory_code(*space, true, self.scalar(*x));
                 let a = self.memory_address(*space, *addr, out, span);
                 let x = self.src(*x);
-                out.push(Inst::new(Kind::Op, &m, vec![a, x], span));
+                out.push(Inst::new(Kind::Op, m, vec![a, x], span));
             }
             Op::Atomic(op, space, addr, x) => {
-                let name = match op {
-                    AtomicOp::Add => "atomic_add",
-                    AtomicOp::Sub => "atomic_sub",
-                    AtomicOp::Min => "atomic_min",
-                    AtomicOp::Max => "atomic_max",
-                    AtomicOp::And => "atomic_and",
-                    AtomicOp::Or => "atomic_or",
-                    AtomicOp::Xor => "atomic_xor",
-                    AtomicOp::Exchange => "atomic_exchange",
+                let isa_op = match op {
+                    AtomicOp::Add => wave_isa::AtomicOp::Add,
+                    AtomicOp::Sub => wave_isa::AtomicOp::Sub,
+                    AtomicOp::Min => wave_isa::AtomicOp::Min,
+                    AtomicOp::Max => wave_isa::AtomicOp::Max,
+                    AtomicOp::And => wave_isa::AtomicOp::And,
+                    AtomicOp::Or => wave_isa::AtomicOp::Or,
+                    AtomicOp::Xor => wave_isa::AtomicOp::Xor,
+                    AtomicOp::Exchange => wave_isa::AtomicOp::Exchange,
                 };
-                let mut m = name.to_owned();
-                match dscalar {
-                    Scalar::I32 => m.push_str(".i32"),
-                    Scalar::F32 => m.push_str(".f32"),
-                    _ => {}
-                }
-                if *space == Space::Local {
-                    m.push_str(".local");
-                }
+                let ty = match dscalar {
+                    Scalar::I32 => AtomicType::I32,
+                    Scalar::F32 => AtomicType::F32,
+                    Scalar::Bool | Scalar::U32 | Scalar::F16 | Scalar::F64 => AtomicType::U32,
+                };
+                let m = Code::atomic(isa_op, ty, *space == Space::Local);
                 let a = self.reg(*addr);
                 let x = self.src(*x);
-                out.push(Inst::new(Kind::Op, &m, vec![Arg::Def(d), Arg::Use(a), x], span));
+                out.push(Inst::new(Kind::Op, m, vec![Arg::Def(d), Arg::Use(a), x], span));
             }
             Op::Call(i, args) => self.call(*i, args, inst.dst, out, span),
         }
@@ -161,7 +175,12 @@ impl<'f> Lower<'f> {
                     (self.fused[m.0 as usize], self.def[m.0 as usize])
                 {
                     let (x, y, c) = (self.src(*x), self.src(*y), self.src(c));
-                    out.push(Inst::new(Kind::Op, "imad", vec![Arg::Def(d), x, y, c], span));
+                    out.push(Inst::new(
+                        Kind::Op,
+                        Code::of(Opcode::Imad),
+                        vec![Arg::Def(d), x, y, c],
+                        span,
+                    ));
                     return;
                 }
             }
@@ -182,10 +201,10 @@ impl<'f> Lower<'f> {
         if s == Scalar::F64 {
             // Pairs take registers, no immediates; the rest was legalised away.
             let m = match op {
-                Add => "dadd",
-                Sub => "dsub",
-                Mul => "dmul",
-                Div => "ddiv",
+                Add => Code::of(Opcode::Dadd),
+                Sub => Code::of(Opcode::Dsub),
+                Mul => Code::of(Opcode::Dmul),
+                Div => Code::of(Opcode::Ddiv),
                 _ => {
                     self.unsupported(span, format!("`{}` on f64 is not supported", op.symbol()));
                     return;
@@ -198,9 +217,9 @@ impl<'f> Lower<'f> {
         if s == Scalar::F16 {
             // The half instructions take registers (their low halves), not immediates.
             let m = match op {
-                Add => "hadd",
-                Sub => "hsub",
-                _ => "hmul",
+                Add => Code::of(Opcode::Hadd),
+                Sub => Code::of(Opcode::Hsub),
+                _ => Code::of(Opcode::Hmul),
             };
             let (x, y) = (self.src(a), self.src(b));
             self.op3(out, m, d, x, y, span);
@@ -211,36 +230,36 @@ impl<'f> Lower<'f> {
             if commutative && self.is_const(a) && !self.is_const(b) { (b, a) } else { (a, b) };
         let m = match (op, s) {
             (LogicAnd | LogicOr, _) if self.pred_form[dv.0 as usize] => return,
-            (LogicAnd, _) | (And, _) => "and",
-            (LogicOr, _) | (Or, _) => "or",
-            (Xor, _) => "xor",
-            (Add, Scalar::F32) => "fadd",
-            (Sub, Scalar::F32) => "fsub",
-            (Mul, Scalar::F32) => "fmul",
-            (Div, Scalar::F32) => "fdiv",
+            (LogicAnd, _) | (And, _) => Code::of(Opcode::And),
+            (LogicOr, _) | (Or, _) => Code::of(Opcode::Or),
+            (Xor, _) => Code::of(Opcode::Xor),
+            (Add, Scalar::F32) => Code::of(Opcode::Fadd),
+            (Sub, Scalar::F32) => Code::of(Opcode::Fsub),
+            (Mul, Scalar::F32) => Code::of(Opcode::Fmul),
+            (Div, Scalar::F32) => Code::of(Opcode::Fdiv),
             (Rem, Scalar::F32) => {
                 // a - trunc(a / b) * b: the remainder with the sign of the dividend.
                 let (q, t) = (self.lir.reg(), self.lir.reg());
                 let (x, y) = (self.src(a), self.src(b));
-                self.op3(out, "fdiv", q, x.clone(), y.clone(), span);
-                self.op2(out, "fround.trunc", q, Arg::Use(q), span);
-                self.op3(out, "fmul", t, Arg::Use(q), y, span);
-                self.op3(out, "fsub", d, x, Arg::Use(t), span);
+                self.op3(out, Code::of(Opcode::Fdiv), q, x.clone(), y.clone(), span);
+                self.op2(out, Code::with(Opcode::Fround, Round::Trunc), q, Arg::Use(q), span);
+                self.op3(out, Code::of(Opcode::Fmul), t, Arg::Use(q), y, span);
+                self.op3(out, Code::of(Opcode::Fsub), d, x, Arg::Use(t), span);
                 return;
             }
-            (Add, _) => "iadd",
-            (Sub, _) => "isub",
-            (Mul, _) => "imul",
-            (Div, Scalar::I32) => "idiv",
-            (Rem, Scalar::I32) => "imod",
+            (Add, _) => Code::of(Opcode::Iadd),
+            (Sub, _) => Code::of(Opcode::Isub),
+            (Mul, _) => Code::of(Opcode::Imul),
+            (Div, Scalar::I32) => Code::of(Opcode::Idiv),
+            (Rem, Scalar::I32) => Code::of(Opcode::Imod),
             (Div | Rem, _) => {
                 self.unsigned_divide(op == Rem, a, b, d, out, span);
                 return;
             }
-            (Shl, _) => "shift.shl",
-            (Shr, Scalar::I32) => "shift.sar",
-            (Shr, _) => "shift.shr",
-            _ => "iadd",
+            (Shl, _) => Code::with(Opcode::Shift, Shift::Shl),
+            (Shr, Scalar::I32) => Code::with(Opcode::Shift, Shift::Sar),
+            (Shr, _) => Code::with(Opcode::Shift, Shift::Shr),
+            _ => Code::of(Opcode::Iadd),
         };
         let x = self.src(a);
         let y = self.src2(b);
@@ -264,7 +283,7 @@ impl<'f> Lower<'f> {
         const HALF: u64 = 1 << 31;
         if self.bound[a.0 as usize] < HALF && self.bound[b.0 as usize] < HALF {
             let (x, y) = (self.src(a), self.src2(b));
-            let m = if rem { "imod" } else { "idiv" };
+            let m = if rem { Code::of(Opcode::Imod) } else { Code::of(Opcode::Idiv) };
             out.push(Inst::new(Kind::Op, m, vec![Arg::Def(d), x, y], span));
             return;
         }
@@ -278,69 +297,99 @@ impl<'f> Lower<'f> {
         let q = if rem { self.lir.reg() } else { d };
         let (t, u) = (self.lir.reg(), self.lir.reg());
         let (p, big) = (self.lir.pred(), self.lir.pred());
-        let new = |k: Kind, m: &str, args: Vec<Arg>| Inst::new(k, m, args, span);
+        let new = |k: Kind, m: Code, args: Vec<Arg>| Inst::new(k, m, args, span);
         if small {
-            out.push(new(Kind::Op, "icmp.lt", vec![Arg::PDef(p), x.clone(), Arg::Imm("0".into())]));
-        } else {
-            out.push(new(Kind::Op, "or", vec![Arg::Def(t), x.clone(), y.clone()]));
             out.push(new(
                 Kind::Op,
-                "icmp.lt",
+                Code::with(Opcode::Icmp, IntCond::Lt),
+                vec![Arg::PDef(p), x.clone(), Arg::Imm("0".into())],
+            ));
+        } else {
+            out.push(new(Kind::Op, Code::of(Opcode::Or), vec![Arg::Def(t), x.clone(), y.clone()]));
+            out.push(new(
+                Kind::Op,
+                Code::with(Opcode::Icmp, IntCond::Lt),
                 vec![Arg::PDef(p), Arg::Use(t), Arg::Imm("0".into())],
             ));
         }
-        out.push(new(Kind::If, "if", vec![Arg::PUse(p, true)]));
+        out.push(new(Kind::If, Code::of(Opcode::If), vec![Arg::PUse(p, true)]));
         // Both below 2^31 here: the signed instruction gives the result.
-        let m = if rem { "imod" } else { "idiv" };
+        let m = if rem { Code::of(Opcode::Imod) } else { Code::of(Opcode::Idiv) };
         out.push(new(Kind::Op, m, vec![Arg::Def(d), x.clone(), y.clone()]));
-        out.push(new(Kind::Else, "else", vec![]));
-        out.push(new(Kind::Op, "shift.shr", vec![Arg::Def(t), x.clone(), Arg::Imm("1".into())]));
-        out.push(new(Kind::Op, "idiv", vec![Arg::Def(q), Arg::Use(t), y.clone()]));
-        out.push(new(Kind::Op, "shift.shl", vec![Arg::Def(q), Arg::Use(q), Arg::Imm("1".into())]));
-        out.push(new(Kind::Op, "imul", vec![Arg::Def(u), Arg::Use(q), y.clone()]));
-        out.push(new(Kind::Op, "isub", vec![Arg::Def(u), x.clone(), Arg::Use(u)]));
+        out.push(new(Kind::Else, Code::of(Opcode::Else), vec![]));
+        out.push(new(
+            Kind::Op,
+            Code::with(Opcode::Shift, Shift::Shr),
+            vec![Arg::Def(t), x.clone(), Arg::Imm("1".into())],
+        ));
+        out.push(new(Kind::Op, Code::of(Opcode::Idiv), vec![Arg::Def(q), Arg::Use(t), y.clone()]));
+        out.push(new(
+            Kind::Op,
+            Code::with(Opcode::Shift, Shift::Shl),
+            vec![Arg::Def(q), Arg::Use(q), Arg::Imm("1".into())],
+        ));
+        out.push(new(Kind::Op, Code::of(Opcode::Imul), vec![Arg::Def(u), Arg::Use(q), y.clone()]));
+        out.push(new(Kind::Op, Code::of(Opcode::Isub), vec![Arg::Def(u), x.clone(), Arg::Use(u)]));
         let c = self.lir.pred();
-        out.push(new(Kind::Op, "ucmp.lt", vec![Arg::PDef(c), Arg::Use(u), y.clone()]));
-        let mut inc = new(Kind::Op, "iadd", vec![Arg::Def(q), Arg::Use(q), Arg::Imm("1".into())]);
+        out.push(new(
+            Kind::Op,
+            Code::with(Opcode::Ucmp, UintCond::Lt),
+            vec![Arg::PDef(c), Arg::Use(u), y.clone()],
+        ));
+        let mut inc = new(
+            Kind::Op,
+            Code::of(Opcode::Iadd),
+            vec![Arg::Def(q), Arg::Use(q), Arg::Imm("1".into())],
+        );
         inc.guard = Some((c, true));
         out.push(inc);
         if !small {
             // A divisor of 2^31 or more: the quotient is a >= b.
             out.push(new(
                 Kind::Op,
-                "icmp.lt",
+                Code::with(Opcode::Icmp, IntCond::Lt),
                 vec![Arg::PDef(big), y.clone(), Arg::Imm("0".into())],
             ));
-            out.push(new(Kind::If, "if", vec![Arg::PUse(big, false)]));
+            out.push(new(Kind::If, Code::of(Opcode::If), vec![Arg::PUse(big, false)]));
             let ge = self.lir.pred();
-            out.push(new(Kind::Op, "ucmp.lt", vec![Arg::PDef(ge), x.clone(), y.clone()]));
+            out.push(new(
+                Kind::Op,
+                Code::with(Opcode::Ucmp, UintCond::Lt),
+                vec![Arg::PDef(ge), x.clone(), y.clone()],
+            ));
             self.materialize(q, (ge, true), out, span);
-            out.push(new(Kind::EndIf, "endif", vec![]));
+            out.push(new(Kind::EndIf, Code::of(Opcode::Endif), vec![]));
         }
         if rem {
-            out.push(new(Kind::Op, "imul", vec![Arg::Def(u), Arg::Use(q), y]));
-            out.push(new(Kind::Op, "isub", vec![Arg::Def(d), x, Arg::Use(u)]));
+            out.push(new(Kind::Op, Code::of(Opcode::Imul), vec![Arg::Def(u), Arg::Use(q), y]));
+            out.push(new(Kind::Op, Code::of(Opcode::Isub), vec![Arg::Def(d), x, Arg::Use(u)]));
         }
-        out.push(new(Kind::EndIf, "endif", vec![]));
+        out.push(new(Kind::EndIf, Code::of(Opcode::Endif), vec![]));
     }
 
     fn cast(&mut self, a: Value, d: Reg, to: Scalar, out: &mut Vec<Inst>, span: &Span) {
         let from = self.scalar(a);
         let x = self.src(a);
         let m = match (from, to) {
-            (f, t) if f == t => "mov",
-            (Scalar::F32, Scalar::F64) => "cvt_f64_f32",
-            (Scalar::F64, Scalar::F32) => "cvt_f32_f64",
-            (Scalar::I32 | Scalar::U32 | Scalar::Bool, Scalar::I32 | Scalar::U32) => "mov",
-            (Scalar::I32, Scalar::F32) => "cvt_f32_i32",
-            (Scalar::U32 | Scalar::Bool, Scalar::F32) => "cvt_f32_u32",
-            (Scalar::F16, Scalar::F32) => "cvt_f32_f16",
-            (Scalar::F32, Scalar::F16) => "cvt_f16_f32",
-            (Scalar::F32, Scalar::I32) => "cvt_i32_f32",
-            (Scalar::F32, Scalar::U32) => "cvt_u32_f32",
+            (f, t) if f == t => Code::of(Opcode::Mov),
+            (Scalar::F32, Scalar::F64) => Code::of(Opcode::CvtF64F32),
+            (Scalar::F64, Scalar::F32) => Code::of(Opcode::CvtF32F64),
+            (Scalar::I32 | Scalar::U32 | Scalar::Bool, Scalar::I32 | Scalar::U32) => {
+                Code::of(Opcode::Mov)
+            }
+            (Scalar::I32, Scalar::F32) => Code::of(Opcode::CvtF32I32),
+            (Scalar::U32 | Scalar::Bool, Scalar::F32) => Code::of(Opcode::CvtF32U32),
+            (Scalar::F16, Scalar::F32) => Code::of(Opcode::CvtF32F16),
+            (Scalar::F32, Scalar::F16) => Code::of(Opcode::CvtF16F32),
+            (Scalar::F32, Scalar::I32) => Code::of(Opcode::CvtI32F32),
+            (Scalar::F32, Scalar::U32) => Code::of(Opcode::CvtU32F32),
             (_, Scalar::Bool) => {
                 let p = self.lir.pred();
-                let m = if from == Scalar::F32 { "fcmp.ne" } else { "icmp.ne" };
+                let m = if from == Scalar::F32 {
+                    Code::with(Opcode::Fcmp, FloatCond::Ne)
+                } else {
+                    Code::with(Opcode::Icmp, IntCond::Ne)
+                };
                 let zero = if from == Scalar::F32 { "0x00000000" } else { "0" };
                 out.push(Inst::new(
                     Kind::Op,
@@ -363,7 +412,7 @@ impl<'f> Lower<'f> {
                 return;
             }
         };
-        let kind = if m == "mov" { Kind::Copy } else { Kind::Op };
+        let kind = if m == Code::of(Opcode::Mov) { Kind::Copy } else { Kind::Op };
         out.push(Inst::new(kind, m, vec![Arg::Def(d), x], span));
     }
 
@@ -379,17 +428,24 @@ impl<'f> Lower<'f> {
         let s = args.first().map(|a| self.scalar(*a)).unwrap_or(Scalar::U32);
         let float = s == Scalar::F32;
         match i {
-            Intrinsic::Barrier => out.push(Inst::new(Kind::Op, "barrier", vec![], span)),
-            Intrinsic::Fence => out.push(Inst::new(Kind::Op, "fence.acq_rel", vec![], span)),
+            Intrinsic::Barrier => {
+                out.push(Inst::new(Kind::Op, Code::of(Opcode::Barrier), vec![], span))
+            }
+            Intrinsic::Fence => out.push(Inst::new(
+                Kind::Op,
+                Code::with(Opcode::Fence, FenceOrder::AcqRel),
+                vec![],
+                span,
+            )),
             Intrinsic::Atomic(_) => {}
             Intrinsic::Min | Intrinsic::Max => {
                 let m = match (i == Intrinsic::Min, s) {
-                    (true, Scalar::F32) => "fmin",
-                    (false, Scalar::F32) => "fmax",
-                    (true, Scalar::I32) => "imin",
-                    (false, Scalar::I32) => "imax",
-                    (true, _) => "umin",
-                    (false, _) => "umax",
+                    (true, Scalar::F32) => Code::of(Opcode::Fmin),
+                    (false, Scalar::F32) => Code::of(Opcode::Fmax),
+                    (true, Scalar::I32) => Code::of(Opcode::Imin),
+                    (false, Scalar::I32) => Code::of(Opcode::Imax),
+                    (true, _) => Code::of(Opcode::Umin),
+                    (false, _) => Code::of(Opcode::Umax),
                 };
                 let (a, b) =
                     if self.is_const(args[0]) { (args[1], args[0]) } else { (args[0], args[1]) };
@@ -402,10 +458,15 @@ impl<'f> Lower<'f> {
                 // The rest was legalised away, or refused.
                 let x = self.src(args[0]);
                 match f {
-                    MathFn::Sqrt => self.op2(out, "dsqrt", d, x, span),
+                    MathFn::Sqrt => self.op2(out, Code::of(Opcode::Dsqrt), d, x, span),
                     MathFn::Fma => {
                         let (y, z) = (self.src(args[1]), self.src(args[2]));
-                        out.push(Inst::new(Kind::Op, "dma", vec![Arg::Def(d), x, y, z], span));
+                        out.push(Inst::new(
+                            Kind::Op,
+                            Code::of(Opcode::Dma),
+                            vec![Arg::Def(d), x, y, z],
+                            span,
+                        ));
                     }
                     _ => self.unsupported(
                         span,
@@ -416,24 +477,29 @@ impl<'f> Lower<'f> {
             Intrinsic::Math(f) => {
                 let x = self.src(args[0]);
                 let m = match f {
-                    MathFn::Sqrt => "fsqrt",
-                    MathFn::Rsqrt => "frsqrt",
-                    MathFn::Abs if float => "fabs",
-                    MathFn::Abs if s == Scalar::I32 => "iabs",
-                    MathFn::Abs => "mov",
-                    MathFn::Floor => "fround.floor",
-                    MathFn::Ceil => "fround.ceil",
-                    MathFn::Sin => "ftransc.sin",
-                    MathFn::Cos => "ftransc.cos",
-                    MathFn::Exp2 => "ftransc.exp2",
-                    MathFn::Log2 => "ftransc.log2",
+                    MathFn::Sqrt => Code::of(Opcode::Fsqrt),
+                    MathFn::Rsqrt => Code::of(Opcode::Frsqrt),
+                    MathFn::Abs if float => Code::of(Opcode::Fabs),
+                    MathFn::Abs if s == Scalar::I32 => Code::of(Opcode::Iabs),
+                    MathFn::Abs => Code::of(Opcode::Mov),
+                    MathFn::Floor => Code::with(Opcode::Fround, Round::Floor),
+                    MathFn::Ceil => Code::with(Opcode::Fround, Round::Ceil),
+                    MathFn::Sin => Code::with(Opcode::Ftransc, Transc::Sin),
+                    MathFn::Cos => Code::with(Opcode::Ftransc, Transc::Cos),
+                    MathFn::Exp2 => Code::with(Opcode::Ftransc, Transc::Exp2),
+                    MathFn::Log2 => Code::with(Opcode::Ftransc, Transc::Log2),
                     MathFn::Fma => {
                         let (y, z) = (self.src(args[1]), self.src(args[2]));
-                        out.push(Inst::new(Kind::Op, "fma", vec![Arg::Def(d), x, y, z], span));
+                        out.push(Inst::new(
+                            Kind::Op,
+                            Code::of(Opcode::Fma),
+                            vec![Arg::Def(d), x, y, z],
+                            span,
+                        ));
                         return;
                     }
                 };
-                let kind = if m == "mov" { Kind::Copy } else { Kind::Op };
+                let kind = if m == Code::of(Opcode::Mov) { Kind::Copy } else { Kind::Op };
                 out.push(Inst::new(kind, m, vec![Arg::Def(d), x], span));
             }
             Intrinsic::Wave(op) => match op {
@@ -443,11 +509,11 @@ impl<'f> Lower<'f> {
                 | WaveOp::ShuffleXor
                 | WaveOp::Broadcast => {
                     let m = match op {
-                        WaveOp::Shuffle => "wave_shuffle",
-                        WaveOp::ShuffleUp => "wave_shuffle_up",
-                        WaveOp::ShuffleDown => "wave_shuffle_down",
-                        WaveOp::ShuffleXor => "wave_shuffle_xor",
-                        _ => "wave_broadcast",
+                        WaveOp::Shuffle => Code::of(Opcode::WaveShuffle),
+                        WaveOp::ShuffleUp => Code::of(Opcode::WaveShuffleUp),
+                        WaveOp::ShuffleDown => Code::of(Opcode::WaveShuffleDown),
+                        WaveOp::ShuffleXor => Code::of(Opcode::WaveShuffleXor),
+                        _ => Code::of(Opcode::WaveBroadcast),
                     };
                     let x = self.src(args[0]);
                     let y = self.src2(args[1]);
@@ -457,7 +523,7 @@ impl<'f> Lower<'f> {
                     let (p, n) = self.cond(args[0], out, span);
                     out.push(Inst::new(
                         Kind::Op,
-                        "wave_ballot",
+                        Code::of(Opcode::WaveBallot),
                         vec![Arg::Def(d), Arg::PUse(p, n)],
                         span,
                     ));
@@ -465,7 +531,11 @@ impl<'f> Lower<'f> {
                 WaveOp::Any | WaveOp::All => {
                     let (p, n) = self.cond(args[0], out, span);
                     let q = self.lir.pred();
-                    let m = if op == WaveOp::Any { "wave_any" } else { "wave_all" };
+                    let m = if op == WaveOp::Any {
+                        Code::of(Opcode::WaveAny)
+                    } else {
+                        Code::of(Opcode::WaveAll)
+                    };
                     out.push(Inst::new(Kind::Op, m, vec![Arg::PDef(q), Arg::PUse(p, n)], span));
                     self.materialize(d, (q, false), out, span);
                 }
@@ -482,10 +552,10 @@ impl<'f> Lower<'f> {
                         return;
                     }
                     let m = match op {
-                        WaveOp::ReduceAdd => "wave_reduce.add",
-                        WaveOp::ReduceMin => "wave_reduce.min",
-                        WaveOp::ReduceMax => "wave_reduce.max",
-                        _ => "wave_prefix_sum",
+                        WaveOp::ReduceAdd => Code::reduce(ReduceOp::Add),
+                        WaveOp::ReduceMin => Code::reduce(ReduceOp::Min),
+                        WaveOp::ReduceMax => Code::reduce(ReduceOp::Max),
+                        _ => Code::of(Opcode::WavePrefixSum),
                     };
                     let x = self.src(args[0]);
                     self.op2(out, m, d, x, span);

@@ -2,7 +2,9 @@
 //! `if`/`else` from branches with their join at the immediate post-dominator, and edges that
 //! leave a loop or return to its header as `break`/`continue`.
 
+use crate::lir::Code;
 use wave_diag::Span;
+use wave_isa::{IntCond, Opcode};
 
 use super::Lower;
 use crate::hir::BinOp;
@@ -333,7 +335,12 @@ impl Structurer<'_, '_> {
 
     fn always(&mut self, span: &Span) -> Pred {
         let p = self.l.lir.pred();
-        self.out.push(Inst::new(Kind::Op, "icmp.eq", vec![Arg::PDef(p), Arg::Any, Arg::Any], span));
+        self.out.push(Inst::new(
+            Kind::Op,
+            Code::with(Opcode::Icmp, IntCond::Eq),
+            vec![Arg::PDef(p), Arg::Any, Arg::Any],
+            span,
+        ));
         p
     }
 
@@ -357,16 +364,21 @@ impl Structurer<'_, '_> {
                 let p = self.always(span);
                 self.out.push(Inst::new(
                     Kind::Continue,
-                    "continue",
+                    Code::of(Opcode::Continue),
                     vec![Arg::PUse(p, false)],
                     span,
                 ));
             }
             Node::Brk => {
                 let p = self.always(span);
-                self.out.push(Inst::new(Kind::Break, "break", vec![Arg::PUse(p, false)], span));
+                self.out.push(Inst::new(
+                    Kind::Break,
+                    Code::of(Opcode::Break),
+                    vec![Arg::PUse(p, false)],
+                    span,
+                ));
             }
-            Node::Ret => self.out.push(Inst::new(Kind::Halt, "halt", vec![], span)),
+            Node::Ret => self.out.push(Inst::new(Kind::Halt, Code::of(Opcode::Halt), vec![], span)),
             _ => {}
         }
     }
@@ -382,23 +394,31 @@ impl Structurer<'_, '_> {
                     self.guarded(code, c);
                     self.escape_if(Node::Cont, c, span);
                 } else {
-                    self.out.push(Inst::new(Kind::If, "if", vec![Arg::PUse(c.0, c.1)], span));
+                    self.out.push(Inst::new(
+                        Kind::If,
+                        Code::of(Opcode::If),
+                        vec![Arg::PUse(c.0, c.1)],
+                        span,
+                    ));
                     self.out.extend(code);
                     self.escape(Node::Cont, span);
-                    self.out.push(Inst::new(Kind::EndIf, "endif", vec![], span));
+                    self.out.push(Inst::new(Kind::EndIf, Code::of(Opcode::Endif), vec![], span));
                 }
             }
             Node::Cont => self.out.push(Inst::new(
                 Kind::Continue,
-                "continue",
+                Code::of(Opcode::Continue),
                 vec![Arg::PUse(c.0, c.1)],
                 span,
             )),
-            Node::Brk => {
-                self.out.push(Inst::new(Kind::Break, "break", vec![Arg::PUse(c.0, c.1)], span))
-            }
+            Node::Brk => self.out.push(Inst::new(
+                Kind::Break,
+                Code::of(Opcode::Break),
+                vec![Arg::PUse(c.0, c.1)],
+                span,
+            )),
             Node::Ret => {
-                let mut h = Inst::new(Kind::Halt, "halt", vec![], span);
+                let mut h = Inst::new(Kind::Halt, Code::of(Opcode::Halt), vec![], span);
                 h.guard = Some(c);
                 self.out.push(h);
             }
@@ -556,7 +576,7 @@ impl Structurer<'_, '_> {
                 let exit = self.loop_exit(b);
                 let span = self.l.end_span[b.0 as usize].clone();
                 let region = self.make_region(Some(b), exit);
-                self.out.push(Inst::new(Kind::Loop, "loop", vec![], &span));
+                self.out.push(Inst::new(Kind::Loop, Code::of(Opcode::Loop), vec![], &span));
                 self.regions.push(region);
                 let end = if self.region().latch.is_some() { Node::Latch } else { Node::Cont };
                 if let Some(next) = self.block(b, end, depth)? {
@@ -566,7 +586,7 @@ impl Structurer<'_, '_> {
                     self.block(l, Node::Cont, depth)?;
                 }
                 self.regions.pop();
-                self.out.push(Inst::new(Kind::EndLoop, "endloop", vec![], &span));
+                self.out.push(Inst::new(Kind::EndLoop, Code::of(Opcode::Endloop), vec![], &span));
                 at = match exit {
                     Some(e) => self.resolve(e),
                     None => Node::Exit,
@@ -639,7 +659,7 @@ impl Structurer<'_, '_> {
                         let if_at = self.out.len();
                         self.out.push(Inst::new(
                             Kind::If,
-                            "if",
+                            Code::of(Opcode::If),
                             vec![Arg::PUse(cond.0, cond.1)],
                             &span,
                         ));
@@ -652,16 +672,31 @@ impl Structurer<'_, '_> {
                                 // Nothing at all: no test either.
                                 self.out.truncate(before);
                             } else {
-                                self.out.push(Inst::new(Kind::EndIf, "endif", vec![], &span));
+                                self.out.push(Inst::new(
+                                    Kind::EndIf,
+                                    Code::of(Opcode::Endif),
+                                    vec![],
+                                    &span,
+                                ));
                             }
                         } else {
                             let else_at = self.out.len();
-                            self.out.push(Inst::new(Kind::Else, "else", vec![], &span));
+                            self.out.push(Inst::new(
+                                Kind::Else,
+                                Code::of(Opcode::Else),
+                                vec![],
+                                &span,
+                            ));
                             self.seq(f, join, depth + 1)?;
                             if self.out.len() == else_at + 1 {
                                 self.out.pop();
                             }
-                            self.out.push(Inst::new(Kind::EndIf, "endif", vec![], &span));
+                            self.out.push(Inst::new(
+                                Kind::EndIf,
+                                Code::of(Opcode::Endif),
+                                vec![],
+                                &span,
+                            ));
                         }
                         join
                     }
@@ -672,7 +707,7 @@ impl Structurer<'_, '_> {
             return Ok(None);
         }
         if next == Node::Ret {
-            self.out.push(Inst::new(Kind::Halt, "halt", vec![], &span));
+            self.out.push(Inst::new(Kind::Halt, Code::of(Opcode::Halt), vec![], &span));
             return Ok(None);
         }
         Ok(Some(next))
@@ -716,7 +751,7 @@ pub(super) fn structure(l: &mut Lower<'_>) -> Result<Vec<Inst>, Unsupported> {
     s.seq(Node::Block(BlockId(0)), Node::Exit, 0)?;
     if s.out.last().is_none_or(|i| i.kind != Kind::Halt || i.guard.is_some()) {
         let span = s.out.last().map(|i| i.span.clone()).unwrap_or(0..0);
-        s.out.push(Inst::new(Kind::Halt, "halt", vec![], &span));
+        s.out.push(Inst::new(Kind::Halt, Code::of(Opcode::Halt), vec![], &span));
     }
     Ok(std::mem::take(&mut s.out))
 }
