@@ -142,6 +142,12 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// Every operator.
+    pub const ALL: [BinOp; 18] = {
+        use BinOp::*;
+        [Add, Sub, Mul, Div, Rem, And, Or, Xor, Shl, Shr, Lt, Le, Gt, Ge, Eq, Ne, LogicAnd, LogicOr]
+    };
+
     /// The operator as HIR text writes it.
     pub fn symbol(self) -> &'static str {
         match self {
@@ -181,6 +187,11 @@ pub enum UnOp {
     Not,
     /// Bitwise not of an integer.
     BitNot,
+}
+
+impl UnOp {
+    /// Every variant.
+    pub const ALL: [UnOp; 3] = [UnOp::Neg, UnOp::Not, UnOp::BitNot];
 }
 
 /// A thread-identity value, bound to a WAVE special register (or computed from them).
@@ -261,6 +272,20 @@ pub enum AtomicOp {
     Exchange,
 }
 
+impl AtomicOp {
+    /// Every variant.
+    pub const ALL: [AtomicOp; 8] = [
+        AtomicOp::Add,
+        AtomicOp::Sub,
+        AtomicOp::Min,
+        AtomicOp::Max,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Exchange,
+    ];
+}
+
 /// The wave operations of spec 6.11.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WaveOp {
@@ -290,6 +315,24 @@ pub enum WaveOp {
     PrefixSum,
 }
 
+impl WaveOp {
+    /// Every variant.
+    pub const ALL: [WaveOp; 12] = [
+        WaveOp::Shuffle,
+        WaveOp::ShuffleUp,
+        WaveOp::ShuffleDown,
+        WaveOp::ShuffleXor,
+        WaveOp::Broadcast,
+        WaveOp::Ballot,
+        WaveOp::Any,
+        WaveOp::All,
+        WaveOp::ReduceAdd,
+        WaveOp::ReduceMin,
+        WaveOp::ReduceMax,
+        WaveOp::PrefixSum,
+    ];
+}
+
 /// Math functions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MathFn {
@@ -313,6 +356,22 @@ pub enum MathFn {
     Log2,
     /// Fused multiply-add.
     Fma,
+}
+
+impl MathFn {
+    /// Every variant.
+    pub const ALL: [MathFn; 10] = [
+        MathFn::Sqrt,
+        MathFn::Rsqrt,
+        MathFn::Abs,
+        MathFn::Floor,
+        MathFn::Ceil,
+        MathFn::Sin,
+        MathFn::Cos,
+        MathFn::Exp2,
+        MathFn::Log2,
+        MathFn::Fma,
+    ];
 }
 
 /// A typed expression.

@@ -135,31 +135,15 @@ fn operands<const N: usize>(text: &str) -> Result<[Value; N], String> {
 }
 
 fn binary(name: &str) -> Option<BinOp> {
-    use BinOp::*;
-    [Add, Sub, Mul, Div, Rem, And, Or, Xor, Shl, Shr, Lt, Le, Gt, Ge, Eq, Ne, LogicAnd, LogicOr]
-        .into_iter()
-        .find(|op| format!("{op:?}").eq_ignore_ascii_case(name))
+    BinOp::ALL.into_iter().find(|op| format!("{op:?}").eq_ignore_ascii_case(name))
 }
 
 fn unary(name: &str) -> Option<UnOp> {
-    [UnOp::Neg, UnOp::Not, UnOp::BitNot]
-        .into_iter()
-        .find(|op| format!("{op:?}").eq_ignore_ascii_case(name))
+    UnOp::ALL.into_iter().find(|op| format!("{op:?}").eq_ignore_ascii_case(name))
 }
 
-const ATOMICS: [AtomicOp; 8] = [
-    AtomicOp::Add,
-    AtomicOp::Sub,
-    AtomicOp::Min,
-    AtomicOp::Max,
-    AtomicOp::And,
-    AtomicOp::Or,
-    AtomicOp::Xor,
-    AtomicOp::Exchange,
-];
-
 fn atomic(name: &str) -> Option<AtomicOp> {
-    ATOMICS.into_iter().find(|op| format!("{op:?}").eq_ignore_ascii_case(name))
+    AtomicOp::ALL.into_iter().find(|op| format!("{op:?}").eq_ignore_ascii_case(name))
 }
 
 fn special(name: &str) -> Option<Special> {
@@ -177,41 +161,10 @@ fn special(name: &str) -> Option<Special> {
 }
 
 fn intrinsic(name: &str) -> Option<Intrinsic> {
-    use WaveOp::*;
     let mut all = vec![Intrinsic::Barrier, Intrinsic::Fence, Intrinsic::Min, Intrinsic::Max];
-    all.extend(ATOMICS.map(Intrinsic::Atomic));
-    all.extend(
-        [
-            Shuffle,
-            ShuffleUp,
-            ShuffleDown,
-            ShuffleXor,
-            Broadcast,
-            Ballot,
-            Any,
-            All,
-            ReduceAdd,
-            ReduceMin,
-            ReduceMax,
-            PrefixSum,
-        ]
-        .map(Intrinsic::Wave),
-    );
-    all.extend(
-        [
-            MathFn::Sqrt,
-            MathFn::Rsqrt,
-            MathFn::Abs,
-            MathFn::Floor,
-            MathFn::Ceil,
-            MathFn::Sin,
-            MathFn::Cos,
-            MathFn::Exp2,
-            MathFn::Log2,
-            MathFn::Fma,
-        ]
-        .map(Intrinsic::Math),
-    );
+    all.extend(AtomicOp::ALL.map(Intrinsic::Atomic));
+    all.extend(WaveOp::ALL.map(Intrinsic::Wave));
+    all.extend(MathFn::ALL.map(Intrinsic::Math));
     all.into_iter().find(|i| crate::hir::intrinsic_name(*i) == name)
 }
 
