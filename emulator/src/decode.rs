@@ -8,7 +8,7 @@
 //! `call` → the callee's first instruction). A kernel whose blocks do not balance is refused
 //! here, before it runs.
 
-use wave_isa::{Inst, Modifier, Operand, info};
+use wave_isa::{Flow, Inst, Modifier, Operand, info};
 use wave_wbin::{Kernel, Module};
 
 /// What an instruction does: the isa crate's decoding, shared with the backends.
@@ -92,6 +92,7 @@ pub(crate) fn decode(module: &Module, kernel: &Kernel) -> Result<Program, Decode
         Ok(row)
     };
     let mut ops = Vec::with_capacity(insts.len());
+    let mut flows = Vec::with_capacity(insts.len());
     let mut uses_mma = None;
     for &(pc, inst) in &insts {
         let Some(op) = info(inst.opcode) else {
@@ -152,8 +153,9 @@ pub(crate) fn decode(module: &Module, kernel: &Kernel) -> Result<Program, Decode
             }
         }
         ops.push(decoded);
+        flows.push(op.flags.flow);
     }
-    let depths = link_blocks(&mut ops)?;
+    let depths = link_blocks(&mut ops, &flows)?;
     // A function must start outside every block: a call into the middle of an `if` or a loop
     // would close blocks it never opened.
     for op in &ops {
@@ -186,8 +188,9 @@ fn registers_used(inst: &Inst) -> Vec<(u8, u8)> {
 }
 
 /// Matches structured control flow and fills in targets; returns each instruction's block
-/// nesting depth.
-fn link_blocks(ops: &mut [Op]) -> Result<Vec<u32>, DecodeFailure> {
+/// nesting depth. `flows[i]` is where control goes after `ops[i]`, from its row of the table:
+/// the blocks are a property of the flow, whatever the opcode.
+fn link_blocks(ops: &mut [Op], flows: &[Flow]) -> Result<Vec<u32>, DecodeFailure> {
     #[derive(Clone, Copy)]
     enum Open {
         If(usize),
@@ -200,25 +203,25 @@ fn link_blocks(ops: &mut [Op]) -> Result<Vec<u32>, DecodeFailure> {
     for i in 0..ops.len() {
         let pc = ops[i].pc;
         depths.push(stack.len() as u32);
-        match ops[i].code {
-            Code::If => stack.push(Open::If(i)),
-            Code::Else => match stack.pop() {
+        match flows[i] {
+            Flow::If => stack.push(Open::If(i)),
+            Flow::Else => match stack.pop() {
                 Some(Open::If(at)) => {
                     ops[at].target = i as u32;
                     stack.push(Open::Else(at, i));
                 }
                 _ => return fail(pc, "`else` without a matching `if`"),
             },
-            Code::Endif => match stack.pop() {
+            Flow::Endif => match stack.pop() {
                 Some(Open::If(at)) => ops[at].target = i as u32,
                 Some(Open::Else(_, else_at)) => ops[else_at].target = i as u32,
                 _ => return fail(pc, "`endif` without a matching `if`"),
             },
-            Code::Loop => {
+            Flow::Loop => {
                 stack.push(Open::Loop(i));
                 loop_members.push(Vec::new());
             }
-            Code::Break | Code::Continue => {
+            Flow::Break | Flow::Continue => {
                 if !stack.iter().any(|o| matches!(o, Open::Loop(_))) {
                     return fail(pc, "`break` or `continue` outside a loop");
                 }
@@ -226,7 +229,7 @@ fn link_blocks(ops: &mut [Op]) -> Result<Vec<u32>, DecodeFailure> {
                     members.push(i);
                 }
             }
-            Code::Endloop => match stack.pop() {
+            Flow::Endloop => match stack.pop() {
                 Some(Open::Loop(at)) => {
                     ops[at].target = i as u32;
                     ops[i].target = at as u32;
@@ -236,7 +239,8 @@ fn link_blocks(ops: &mut [Op]) -> Result<Vec<u32>, DecodeFailure> {
                 }
                 _ => return fail(pc, "`endloop` without a matching `loop`"),
             },
-            _ => {}
+            // Calls were linked while decoding; the rest opens or closes no block.
+            Flow::Next | Flow::Call | Flow::Return | Flow::Halt => {}
         }
     }
     match stack.last() {
@@ -276,6 +280,86 @@ fn class_of(code: Code) -> u8 {
         | Code::Return
         | Code::Barrier
         | Code::Halt => 3,
-        _ => 0,
+        Code::Iadd
+        | Code::Isub
+        | Code::Imul
+        | Code::ImulHi
+        | Code::Imad
+        | Code::Idiv
+        | Code::Imod
+        | Code::Ineg
+        | Code::Iabs
+        | Code::Imin
+        | Code::Imax
+        | Code::Iclamp
+        | Code::Umin
+        | Code::Umax
+        | Code::Fadd
+        | Code::Fsub
+        | Code::Fmul
+        | Code::Fma
+        | Code::Fdiv
+        | Code::Fneg
+        | Code::Fabs
+        | Code::Fmin
+        | Code::Fmax
+        | Code::Fclamp
+        | Code::Fsqrt
+        | Code::Frsqrt
+        | Code::Frcp
+        | Code::Ffloor
+        | Code::Fceil
+        | Code::Fround
+        | Code::Ftrunc
+        | Code::Ffract
+        | Code::Fsin
+        | Code::Fcos
+        | Code::Fexp2
+        | Code::Flog2
+        | Code::And
+        | Code::Or
+        | Code::Xor
+        | Code::Not
+        | Code::Shl
+        | Code::Shr
+        | Code::Sar
+        | Code::Bitcount
+        | Code::Bitfind
+        | Code::Bitrev
+        | Code::Bfe
+        | Code::Bfi
+        | Code::Icmp(_)
+        | Code::Ucmp(_)
+        | Code::Fcmp(_)
+        | Code::Select
+        | Code::Fsat
+        // Fences and waits order memory but access none: they count as ALU work.
+        | Code::Fence
+        | Code::Wait
+        | Code::CvtF32I32
+        | Code::CvtF32U32
+        | Code::CvtI32F32
+        | Code::CvtU32F32
+        | Code::CvtF32F16
+        | Code::CvtF16F32
+        | Code::CvtF32F64
+        | Code::CvtF64F32
+        | Code::Hadd
+        | Code::Hsub
+        | Code::Hmul
+        | Code::Hma
+        | Code::Hadd2
+        | Code::Hmul2
+        | Code::Hma2
+        | Code::Dadd
+        | Code::Dsub
+        | Code::Dmul
+        | Code::Dma
+        | Code::Ddiv
+        | Code::Dsqrt
+        | Code::Mma
+        | Code::Mov
+        | Code::MovSpecial
+        | Code::Nop => 0,
     }
 }
