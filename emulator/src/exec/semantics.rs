@@ -221,37 +221,11 @@ impl Exec {
             Code::DeviceLoad(width) => self.load(wave, op, mask, width, false)?,
             Code::DeviceStore(width) => self.store(wave, op, mask, width, false)?,
             Code::Atomic(kind, ty, local) => self.atomic(wave, op, mask, kind, ty, local)?,
-            Code::Shuffle
-            | Code::ShuffleUp
-            | Code::ShuffleDown
-            | Code::ShuffleXor
-            | Code::Broadcast => {
-                let src = *self.src(wave, op.rs1);
-                let sel = *self.src(wave, op.rs2);
-                let mut own = 0u32;
-                for l in lanes(mask) {
-                    let s = u64::from(sel[l]);
-                    let from = match op.code {
-                        Code::ShuffleUp => (l as u64).checked_sub(s),
-                        Code::ShuffleDown => Some(l as u64 + s),
-                        Code::ShuffleXor => Some(l as u64 ^ s),
-                        _ => Some(s),
-                    };
-                    let v = match from {
-                        Some(from) if from < w as u64 && mask >> from & 1 == 1 => {
-                            src[from as usize]
-                        }
-                        _ => {
-                            own += 1;
-                            src[l]
-                        }
-                    };
-                    wave.regs[usize::from(op.rd) * LANES + l] = v;
-                }
-                if own > 0 {
-                    self.note_own_value(op, own);
-                }
-            }
+            Code::Shuffle => self.shuffle(wave, op, mask, |_, s| Some(s)),
+            Code::ShuffleUp => self.shuffle(wave, op, mask, |l, s| l.checked_sub(s)),
+            Code::ShuffleDown => self.shuffle(wave, op, mask, |l, s| Some(l + s)),
+            Code::ShuffleXor => self.shuffle(wave, op, mask, |l, s| Some(l ^ s)),
+            Code::Broadcast => self.shuffle(wave, op, mask, |_, s| Some(s)),
             Code::Ballot => {
                 let value = (self.pred_value(wave, op.pred) & mask) as u32;
                 self.blend(wave, op.rd, mask, [value; LANES]);
@@ -446,41 +420,13 @@ impl Exec {
                     self.set_pair(wave, op.rd, l, bits64(v));
                 }
             }
-            Code::Hadd | Code::Hsub | Code::Hmul | Code::Hma => {
-                let sel = op.imm;
-                for l in lanes(mask) {
-                    let a = half_of(self.reg(wave, op.rs1, l), sel & 2 != 0);
-                    let b = half_of(self.reg(wave, op.rs2, l), sel & 4 != 0);
-                    let v = match op.code {
-                        Code::Hadd => a + b,
-                        Code::Hsub => a - b,
-                        Code::Hmul => a * b,
-                        _ => a.mul_add(b, half_of(self.reg(wave, op.rs3, l), sel & 8 != 0)),
-                    };
-                    let d = usize::from(op.rd) * LANES + l;
-                    wave.regs[d] = set_half(wave.regs[d], sel & 1 != 0, v);
-                }
-            }
-            Code::Hadd2 | Code::Hmul2 | Code::Hma2 => {
-                for l in lanes(mask) {
-                    let (a, b, c) = (
-                        self.reg(wave, op.rs1, l),
-                        self.reg(wave, op.rs2, l),
-                        self.reg(wave, op.rs3, l),
-                    );
-                    let mut out = 0u32;
-                    for hi in [false, true] {
-                        let (x, y) = (half_of(a, hi), half_of(b, hi));
-                        let v = match op.code {
-                            Code::Hadd2 => x + y,
-                            Code::Hmul2 => x * y,
-                            _ => x.mul_add(y, half_of(c, hi)),
-                        };
-                        out = set_half(out, hi, v);
-                    }
-                    wave.regs[usize::from(op.rd) * LANES + l] = out;
-                }
-            }
+            Code::Hadd => self.half(wave, op, mask, None, |x, y, _| x + y),
+            Code::Hsub => self.half(wave, op, mask, None, |x, y, _| x - y),
+            Code::Hmul => self.half(wave, op, mask, None, |x, y, _| x * y),
+            Code::Hma => self.half(wave, op, mask, Some(op.rs3), f64::mul_add),
+            Code::Hadd2 => self.half2(wave, op, mask, |x, y, _| x + y),
+            Code::Hmul2 => self.half2(wave, op, mask, |x, y, _| x * y),
+            Code::Hma2 => self.half2(wave, op, mask, f64::mul_add),
             Code::Dadd => self.map_f64(wave, op, mask, |a, b, _| a + b),
             Code::Dsub => self.map_f64(wave, op, mask, |a, b, _| a - b),
             Code::Dmul => self.map_f64(wave, op, mask, |a, b, _| a * b),
@@ -518,5 +464,69 @@ impl Exec {
             }
         }
         Ok(())
+    }
+
+    /// The shuffles and `wave_broadcast`: each lane of `mask` takes the value of lane
+    /// `from(lane, rs2)` of `rs1`, or keeps its own where that lane is out of range or inactive.
+    #[inline(never)]
+    fn shuffle(
+        &mut self,
+        wave: &mut Wave,
+        op: &Op,
+        mask: u64,
+        from: impl Fn(u64, u64) -> Option<u64>,
+    ) {
+        let w = self.w;
+        let src = *self.src(wave, op.rs1);
+        let sel = *self.src(wave, op.rs2);
+        let mut own = 0u32;
+        for l in lanes(mask) {
+            let v = match from(l as u64, u64::from(sel[l])) {
+                Some(from) if from < w as u64 && mask >> from & 1 == 1 => src[from as usize],
+                _ => {
+                    own += 1;
+                    src[l]
+                }
+            };
+            wave.regs[usize::from(op.rd) * LANES + l] = v;
+        }
+        if own > 0 {
+            self.note_own_value(op, own);
+        }
+    }
+
+    /// `hadd`, `hsub`, `hmul`, `hma`: `f` of the binary16 halves of `rs1`, `rs2` and, for
+    /// `hma`, `third` (`rs3`) that the modifier selects, into the selected half of `rd`.
+    #[inline(never)]
+    fn half(
+        &self,
+        wave: &mut Wave,
+        op: &Op,
+        mask: u64,
+        third: Option<u16>,
+        f: impl Fn(f64, f64, f64) -> f64,
+    ) {
+        let sel = op.imm;
+        for l in lanes(mask) {
+            let a = half_of(self.reg(wave, op.rs1, l), sel & 2 != 0);
+            let b = half_of(self.reg(wave, op.rs2, l), sel & 4 != 0);
+            let c = third.map_or(0.0, |rs3| half_of(self.reg(wave, rs3, l), sel & 8 != 0));
+            let d = usize::from(op.rd) * LANES + l;
+            wave.regs[d] = set_half(wave.regs[d], sel & 1 != 0, f(a, b, c));
+        }
+    }
+
+    /// `hadd2`, `hmul2`, `hma2`: `f` of each pair of binary16 halves of `rs1`, `rs2`, `rs3`.
+    #[inline(never)]
+    fn half2(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(f64, f64, f64) -> f64) {
+        for l in lanes(mask) {
+            let (a, b, c) =
+                (self.reg(wave, op.rs1, l), self.reg(wave, op.rs2, l), self.reg(wave, op.rs3, l));
+            let mut out = 0u32;
+            for hi in [false, true] {
+                out = set_half(out, hi, f(half_of(a, hi), half_of(b, hi), half_of(c, hi)));
+            }
+            wave.regs[usize::from(op.rd) * LANES + l] = out;
+        }
     }
 }
