@@ -22,7 +22,7 @@ use std::fmt;
 use wave_wbin::Module;
 
 pub use exec::Stats;
-pub use session::{Block, Session, Snapshot, Stop, WaveState, WaveView};
+pub use session::{Block, BlockKind, Session, Snapshot, Stop, WaveState, WaveView};
 
 /// The wave widths the emulator runs: the spec's minimum of 8 up to 64, and 4 for programs
 /// written for the reference toolchain (with a warning).

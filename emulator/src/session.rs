@@ -44,11 +44,42 @@ pub enum WaveState {
     Done,
 }
 
+/// What kind of block a [`Block`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlockKind {
+    /// The then-part of an `if`.
+    If,
+    /// The `else` part of an `if`.
+    Else,
+    /// A `loop`.
+    Loop,
+    /// A function call.
+    Call,
+}
+
+impl BlockKind {
+    /// The keyword that opens it, as a debugger shows it: `if`, `else`, `loop` or `call`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BlockKind::If => "if",
+            BlockKind::Else => "else",
+            BlockKind::Loop => "loop",
+            BlockKind::Call => "call",
+        }
+    }
+}
+
+impl std::fmt::Display for BlockKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One open structured block or call of a wave, innermost last.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Block {
-    /// `if`, `else`, `loop` or `call`.
-    pub kind: &'static str,
+    /// An `if`, `else`, `loop` or call.
+    pub kind: BlockKind,
     /// Byte offset of the instruction that opened it.
     pub pc: u32,
     /// Its source line.
@@ -191,7 +222,7 @@ impl Session {
                     let in_else = ops[else_at].code == Code::Else && wave.pc > else_at;
                     let pc = if in_else { ops[else_at].pc } else { opener.pc };
                     Block {
-                        kind: if in_else { "else" } else { "if" },
+                        kind: if in_else { BlockKind::Else } else { BlockKind::If },
                         pc,
                         line: line_of(pc),
                         saved,
@@ -199,11 +230,11 @@ impl Session {
                 }
                 Frame::Loop { saved, at, .. } => {
                     let pc = ops[at as usize].pc;
-                    Block { kind: "loop", pc, line: line_of(pc), saved }
+                    Block { kind: BlockKind::Loop, pc, line: line_of(pc), saved }
                 }
                 Frame::Call { saved, ret } => {
                     let pc = ops.get(ret as usize - 1).map_or(0, |o| o.pc);
-                    Block { kind: "call", pc, line: line_of(pc), saved }
+                    Block { kind: BlockKind::Call, pc, line: line_of(pc), saved }
                 }
             })
             .collect();
@@ -251,26 +282,26 @@ impl Session {
             let levels = if up == 1 { "1 level up".to_owned() } else { format!("{up} levels up") };
             let line = block.line.map(|l| format!(" at line {l}")).unwrap_or_default();
             return Some(match (block.kind, frame) {
-                ("if", Frame::If { else_mask, .. }) if else_mask & bit != 0 => {
+                (BlockKind::If, Frame::If { else_mask, .. }) if else_mask & bit != 0 => {
                     format!(
                         "off since the `if`{line} ({levels}): its condition was false, waits for the `else`"
                     )
                 }
-                ("if", _) => {
+                (BlockKind::If, _) => {
                     format!("off since the `if`{line} ({levels}): its condition was false")
                 }
-                ("else", _) => {
+                (BlockKind::Else, _) => {
                     format!("ran the then-part of the `if`{line} ({levels}); waits at its `endif`")
                 }
-                ("loop", Frame::Loop { cont, .. }) if cont & bit != 0 => {
+                (BlockKind::Loop, Frame::Loop { cont, .. }) if cont & bit != 0 => {
                     format!(
                         "continued in the loop{line} ({levels}); waits at `endloop` for the next iteration"
                     )
                 }
-                ("loop", _) => format!(
+                (BlockKind::Loop, _) => format!(
                     "left the loop{line} with `break` ({levels}); waits for the loop to end"
                 ),
-                _ => format!(
+                (BlockKind::Call, _) => format!(
                     "returned from the function called{line} ({levels}); waits for the call to finish"
                 ),
             });

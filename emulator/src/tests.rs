@@ -373,7 +373,10 @@ fn a_session_steps_lanes_explains_inactive_ones_and_steps_back() {
     let view = &session.waves()[0];
     assert_eq!(view.active, 0, "lanes 0-2 broke; the others wait for the if to end");
     assert_eq!(view.line, Some(9), "the wave skips to the endif");
-    assert_eq!(view.blocks.iter().map(|b| b.kind).collect::<Vec<_>>(), ["loop", "if"]);
+    assert_eq!(
+        view.blocks.iter().map(|b| b.kind).collect::<Vec<_>>(),
+        [BlockKind::Loop, BlockKind::If]
+    );
     let broke = session.inactive_reason(0, 1).unwrap();
     assert!(broke.contains("left the loop at line 6"), "{broke}");
     let waiting = session.inactive_reason(0, 5).unwrap();

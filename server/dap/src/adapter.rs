@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
-use wave_emulator::{Stop, Trap, WaveState};
+use wave_emulator::{BlockKind, Stop, Trap, WaveState};
 
 use crate::debugger::{ADVANCE, Debugger};
 use crate::expr::{self, Env, Expr};

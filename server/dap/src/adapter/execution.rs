@@ -72,7 +72,7 @@ impl Adapter {
             _ => StepKind::Line,
         };
         let line = view.pc.and_then(|pc| self.line_of(pc));
-        let depth = view.blocks.iter().filter(|b| b.kind == "call").count();
+        let depth = view.blocks.iter().filter(|b| b.kind == BlockKind::Call).count();
         self.focus_wave = wave;
         self.resume(Resume::Step { wave, kind, line, depth, first: true });
         Ok(Value::Null)

@@ -77,7 +77,8 @@ impl Adapter {
             )),
             None => frames.push(frame(wave * 1000, None, "(finished)".into())),
         }
-        for (depth, b) in view.blocks.iter().rev().filter(|b| b.kind == "call").enumerate() {
+        for (depth, b) in view.blocks.iter().rev().filter(|b| b.kind == BlockKind::Call).enumerate()
+        {
             frames.push(frame(wave * 1000 + depth as u32 + 1, Some(b.pc), self.function_at(b.pc)));
         }
         let total = frames.len();
