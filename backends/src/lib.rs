@@ -16,6 +16,7 @@
 mod cfamily;
 mod divide;
 pub mod hip;
+mod kind;
 mod lower;
 pub mod metal;
 mod names;

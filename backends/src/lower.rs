@@ -18,8 +18,9 @@
 //!   Blocks with no wave operation, call, barrier or halt, that no lane leaves early, still
 //!   run per thread inside `if (act)`: nothing in them can observe other lanes.
 
-use wave_isa::Operation;
+use wave_isa::{Flow, Operation};
 
+use crate::kind::Kind;
 use crate::structure::{Node, Program};
 use crate::{Problem, codes};
 
@@ -409,10 +410,11 @@ impl Lower<'_, '_> {
 
     fn inst(&mut self, n: usize) -> Vec<Stmt> {
         let i = self.program.insts[n];
-        match i.op {
-            Operation::Break | Operation::Continue => {
+        let flow = i.flags.flow;
+        match flow {
+            Flow::Break | Flow::Continue => {
                 let (p, negate) = i.pred();
-                let leave = if i.op == Operation::Break { Stmt::Break } else { Stmt::Continue };
+                let leave = if flow == Flow::Break { Stmt::Break } else { Stmt::Continue };
                 if !self.uniform {
                     return vec![
                         Stmt::Marker(n),
@@ -433,7 +435,7 @@ impl Lower<'_, '_> {
                     match *scope {
                         Scope::If { saved } => out.push(Stmt::Clear(saved, gone)),
                         Scope::Loop { inside, .. } => {
-                            if i.op == Operation::Break {
+                            if flow == Flow::Break {
                                 out.push(Stmt::Clear(inside, gone));
                             }
                             break;
@@ -443,8 +445,8 @@ impl Lower<'_, '_> {
                 }
                 out
             }
-            Operation::Return if self.in_function => vec![Stmt::Marker(n), Stmt::Return],
-            Operation::Return => {
+            Flow::Return if self.in_function => vec![Stmt::Marker(n), Stmt::Return],
+            Flow::Return => {
                 let Some(Scope::Call { ret, .. }) =
                     self.scopes.iter().rev().find(|s| matches!(s, Scope::Call { .. })).copied()
                 else {
@@ -487,12 +489,12 @@ impl Lower<'_, '_> {
                 }
                 out
             }
-            Operation::Halt => {
+            Flow::Halt => {
                 let mut out = vec![Stmt::Marker(n)];
                 out.extend(self.halt(i.inst.guard.map(|g| (g.predicate, g.negate))));
                 out
             }
-            Operation::Call => {
+            Flow::Call => {
                 let Some(callee) = self.program.callee(n) else { return vec![Stmt::Marker(n)] };
                 if self.real_calls {
                     return vec![Stmt::Marker(n), Stmt::Call { callee }];
@@ -519,11 +521,16 @@ impl Lower<'_, '_> {
                 }
                 out
             }
-            Operation::Barrier => vec![Stmt::Barrier(n)],
-            _ if i.is_wave_op() => {
-                vec![Stmt::Wave { index: n, active: self.uniform.then_some(ACT) }]
+            // The markers of `Node::If` and `Node::Loop`, never a `Node::Inst`.
+            Flow::If | Flow::Else | Flow::Endif | Flow::Loop | Flow::Endloop => {
+                vec![Stmt::Inst(n)]
             }
-            _ => vec![Stmt::Inst(n)],
+            Flow::Next => match i.kind() {
+                Kind::Barrier => vec![Stmt::Barrier(n)],
+                Kind::Wave(_) => vec![Stmt::Wave { index: n, active: self.uniform.then_some(ACT) }],
+                // Control instructions all have a flow other than `Next`.
+                Kind::Data | Kind::Control => vec![Stmt::Inst(n)],
+            },
         }
     }
 

@@ -9,9 +9,10 @@
 //! into the middle of a block, a guarded control-flow instruction) is found here, once for
 //! all targets.
 
-use wave_isa::{Inst, Operand, Operation};
+use wave_isa::{Flags, Flow, Inst, Operand, Operation};
 use wave_wbin::{Kernel, Module};
 
+use crate::kind::Kind;
 use crate::{Problem, codes};
 
 /// One decoded instruction.
@@ -21,6 +22,8 @@ pub(crate) struct Instr {
     pub offset: u32,
     pub inst: Inst,
     pub op: Operation,
+    /// Its row's flags: where control goes after it, memory, other lanes.
+    pub flags: Flags,
 }
 
 impl Instr {
@@ -51,21 +54,14 @@ impl Instr {
         if has { self.inst.ext.unwrap_or(0) as i32 } else { 0 }
     }
 
+    /// How the backends treat it.
+    pub fn kind(&self) -> Kind {
+        Kind::of(self.op)
+    }
+
     /// Whether the instruction is a wave operation (reads other lanes).
     pub fn is_wave_op(&self) -> bool {
-        matches!(
-            self.op,
-            Operation::Shuffle
-                | Operation::ShuffleUp
-                | Operation::ShuffleDown
-                | Operation::ShuffleXor
-                | Operation::Broadcast
-                | Operation::Ballot
-                | Operation::Any
-                | Operation::All
-                | Operation::PrefixSum
-                | Operation::Reduce(_)
-        )
+        matches!(self.kind(), Kind::Wave(_))
     }
 }
 
@@ -135,11 +131,12 @@ pub(crate) fn analyse<'m>(
         let bytes = module.code.get(at as usize..kernel.code.end as usize).unwrap_or(&[]);
         match Inst::decode(bytes) {
             Ok((inst, size)) => {
-                let Some(op) = Operation::of(&inst) else {
+                // An opcode with a row always has an operation, unless the modifier names none.
+                let (Some(op), Some(info)) = (Operation::of(&inst), inst.info()) else {
                     problems.push(problem(at, format!("unknown opcode 0x{:02x}", inst.opcode)));
                     break;
                 };
-                insts.push(Instr { offset: at, inst, op });
+                insts.push(Instr { offset: at, inst, op, flags: info.flags });
                 at += size as u32;
             }
             Err(e) => {
@@ -188,49 +185,61 @@ pub(crate) fn analyse<'m>(
     }
     // Block nesting over the whole code: every block must close, and a call target must lie
     // outside every block.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Open {
+        If,
+        Else,
+        Loop,
+    }
     let mut depth = Vec::with_capacity(insts.len());
-    let mut stack: Vec<(Operation, usize)> = Vec::new();
+    let mut stack: Vec<(Open, usize)> = Vec::new();
     for (n, i) in insts.iter().enumerate() {
         depth.push(stack.len());
-        match i.op {
-            Operation::If | Operation::Loop => {
-                stack.push((i.op, n));
-                if stack.len() == wave_isa::target::MAX_DIVERGENCE_DEPTH + 1 {
-                    problems.push(problem(
-                        i.offset,
-                        format!(
-                            "control flow nested deeper than {} levels, the most any target supports",
-                            wave_isa::target::MAX_DIVERGENCE_DEPTH
-                        ),
-                    ));
-                }
-            }
-            Operation::Else => match stack.last() {
-                Some((Operation::If, _)) => {
+        match i.flags.flow {
+            Flow::If => stack.push((Open::If, n)),
+            Flow::Loop => stack.push((Open::Loop, n)),
+            Flow::Else => match stack.last() {
+                Some((Open::If, _)) => {
                     if let Some(top) = stack.last_mut() {
-                        top.0 = Operation::Else;
+                        top.0 = Open::Else;
                     }
                 }
-                _ => problems.push(problem(i.offset, "`else` without a matching `if`".into())),
+                Some((Open::Else | Open::Loop, _)) | None => {
+                    problems.push(problem(i.offset, "`else` without a matching `if`".into()));
+                }
             },
-            Operation::Endif => match stack.last() {
-                Some((Operation::If | Operation::Else, _)) => {
+            Flow::Endif => match stack.last() {
+                Some((Open::If | Open::Else, _)) => {
                     stack.pop();
                 }
-                _ => problems.push(problem(i.offset, "`endif` without a matching `if`".into())),
+                Some((Open::Loop, _)) | None => {
+                    problems.push(problem(i.offset, "`endif` without a matching `if`".into()));
+                }
             },
-            Operation::Endloop => match stack.last() {
-                Some((Operation::Loop, _)) => {
+            Flow::Endloop => match stack.last() {
+                Some((Open::Loop, _)) => {
                     stack.pop();
                 }
-                _ => problems.push(problem(i.offset, "`endloop` without a matching `loop`".into())),
+                Some((Open::If | Open::Else, _)) | None => {
+                    problems.push(problem(i.offset, "`endloop` without a matching `loop`".into()));
+                }
             },
-            Operation::Break | Operation::Continue
-                if !stack.iter().any(|(op, _)| *op == Operation::Loop) =>
-            {
-                problems.push(problem(i.offset, format!("`{}` outside a loop", mnemonic(i))));
+            Flow::Break | Flow::Continue => {
+                if !stack.iter().any(|(open, _)| *open == Open::Loop) {
+                    problems.push(problem(i.offset, format!("`{}` outside a loop", mnemonic(i))));
+                }
             }
-            _ => {}
+            // Call targets are checked below; the rest opens or closes no block.
+            Flow::Next | Flow::Call | Flow::Return | Flow::Halt => {}
+        }
+        if i.flags.flow.opens() && stack.len() == wave_isa::target::MAX_DIVERGENCE_DEPTH + 1 {
+            problems.push(problem(
+                i.offset,
+                format!(
+                    "control flow nested deeper than {} levels, the most any target supports",
+                    wave_isa::target::MAX_DIVERGENCE_DEPTH
+                ),
+            ));
         }
     }
     for (_, open) in &stack {
@@ -361,31 +370,31 @@ pub(crate) fn walk(block: &[Node], f: &mut impl FnMut(usize)) {
 fn parse_block(insts: &[Instr], pos: &mut usize, top: bool) -> Vec<Node> {
     let mut block = Vec::new();
     while let Some(i) = insts.get(*pos) {
-        match i.op {
-            Operation::Else | Operation::Endif | Operation::Endloop => {
+        match i.flags.flow {
+            Flow::Else | Flow::Endif | Flow::Endloop => {
                 if top {
                     // Unreachable for balanced code whose entries are outside blocks.
                     *pos = insts.len();
                 }
                 return block;
             }
-            Operation::If => {
+            Flow::If => {
                 let at = *pos;
                 *pos += 1;
                 let then = parse_block(insts, pos, false);
-                let (else_at, otherwise) = match insts.get(*pos).map(|x| x.op) {
-                    Some(Operation::Else) => {
+                let (else_at, otherwise) =
+                    if insts.get(*pos).is_some_and(|x| x.flags.flow == Flow::Else) {
                         let e = *pos;
                         *pos += 1;
                         (Some(e), parse_block(insts, pos, false))
-                    }
-                    _ => (None, Vec::new()),
-                };
+                    } else {
+                        (None, Vec::new())
+                    };
                 let end = *pos;
                 *pos += 1;
                 block.push(Node::If { at, then, else_at, otherwise, end });
             }
-            Operation::Loop => {
+            Flow::Loop => {
                 let at = *pos;
                 *pos += 1;
                 let body = parse_block(insts, pos, false);
@@ -393,11 +402,15 @@ fn parse_block(insts: &[Instr], pos: &mut usize, top: bool) -> Vec<Node> {
                 *pos += 1;
                 block.push(Node::Loop { at, body, end });
             }
-            op => {
+            flow @ (Flow::Next
+            | Flow::Break
+            | Flow::Continue
+            | Flow::Call
+            | Flow::Return
+            | Flow::Halt) => {
                 block.push(Node::Inst(*pos));
                 *pos += 1;
-                let ends = matches!(op, Operation::Return)
-                    || (op == Operation::Halt && i.inst.guard.is_none());
+                let ends = flow == Flow::Return || (flow == Flow::Halt && i.inst.guard.is_none());
                 if top && ends {
                     return block;
                 }

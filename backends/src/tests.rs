@@ -151,3 +151,25 @@ fn control_flow_nested_past_the_deepest_target_is_refused() {
         assert_eq!(first, 1, "{t:?}: one problem, where the 1,025th level opens");
     }
 }
+
+/// An instruction is `Kind::Control` exactly when its row says control goes somewhere other
+/// than the next instruction, so `structure` and `lower` (which ask the `Flow`) and the
+/// writers (which ask the `Kind`) agree on every instruction.
+#[test]
+fn control_kind_agrees_with_the_flow_of_every_row() {
+    use crate::kind::Kind;
+    for row in wave_isa::OPCODES {
+        let mut seed = 0u32;
+        let inst = wave_isa::arbitrary_inst(row, &mut || {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            seed
+        });
+        let op = wave_isa::Operation::of(&inst).expect("a valid instruction has an operation");
+        assert_eq!(
+            Kind::of(op) == Kind::Control,
+            row.flags.flow != wave_isa::Flow::Next,
+            "{}",
+            row.mnemonic
+        );
+    }
+}
