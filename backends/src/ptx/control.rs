@@ -1,6 +1,7 @@
 //! Structured control flow as PTX branches: statements, conditions and flags from `lower`,
 //! and each instruction under its guard, with its source line as a comment.
 
+use crate::kind::Kind;
 use crate::lower::{Cond, Flag, Lit, Stmt};
 use crate::structure::{Instr, mnemonic};
 use crate::{Problem, codes};
@@ -180,44 +181,50 @@ impl Kernel<'_, '_> {
         let i = self.program.insts[n];
         self.comment(n);
         let guard = i.inst.guard.map(|g| (format!("%p{}", g.predicate & 3), g.negate));
-        if i.is_wave_op() {
-            // Lanes taking part: active and guarded in.
-            let mut cond: Cond = active.map(|a| vec![Lit::Flag(a, false)]).unwrap_or_default();
-            if let Some(g) = i.inst.guard {
-                cond.push(Lit::Pred(g.predicate, g.negate));
-            }
-            let (p, neg) = self.cond(&cond, "%q4");
-            if neg || p != "%q4" {
-                if neg {
-                    self.line(&format!("not.pred %q4, {p};"));
-                } else {
-                    self.line(&format!("mov.pred %q4, {p};"));
+        match i.kind() {
+            Kind::Wave(op) => {
+                // Lanes taking part: active and guarded in.
+                let mut cond: Cond = active.map(|a| vec![Lit::Flag(a, false)]).unwrap_or_default();
+                if let Some(g) = i.inst.guard {
+                    cond.push(Lit::Pred(g.predicate, g.negate));
                 }
-            }
-            let lines = self.wave(&i);
-            for l in lines {
-                self.line(&l);
-            }
-            return;
-        }
-        let lines = self.data(&i);
-        match (guard, lines.len()) {
-            (None, _) => {
+                let (p, neg) = self.cond(&cond, "%q4");
+                if neg || p != "%q4" {
+                    if neg {
+                        self.line(&format!("not.pred %q4, {p};"));
+                    } else {
+                        self.line(&format!("mov.pred %q4, {p};"));
+                    }
+                }
+                let lines = self.wave(&i, op);
                 for l in lines {
                     self.line(&l);
                 }
             }
-            (Some((p, neg)), 1) => {
-                self.line(&format!("@{}{p} {}", if neg { "!" } else { "" }, lines[0]));
-            }
-            (Some((p, neg)), _) => {
-                let skip = self.label("unguarded");
-                self.line(&format!("@{}{p} bra {skip};", if neg { "" } else { "!" }));
-                for l in lines {
-                    self.line(&l);
+            Kind::Data => {
+                let lines = self.data(&i);
+                match (guard, lines.len()) {
+                    (None, _) => {
+                        for l in lines {
+                            self.line(&l);
+                        }
+                    }
+                    (Some((p, neg)), 1) => {
+                        self.line(&format!("@{}{p} {}", if neg { "!" } else { "" }, lines[0]));
+                    }
+                    (Some((p, neg)), _) => {
+                        let skip = self.label("unguarded");
+                        self.line(&format!("@{}{p} bra {skip};", if neg { "" } else { "!" }));
+                        for l in lines {
+                            self.line(&l);
+                        }
+                        self.out.flush_left(&format!("{skip}:"));
+                    }
                 }
-                self.out.flush_left(&format!("{skip}:"));
             }
+            // `lower` makes statements of these (`Stmt::Barrier`, markers, branches), never a
+            // `Stmt::Inst` or `Stmt::Wave`.
+            Kind::Barrier | Kind::Control => {}
         }
     }
 }

@@ -139,57 +139,29 @@ impl Kernel<'_, '_> {
                 l.push("setp.ge.f32 %q0, %t1, 0f3F800000;".into());
                 l.push(format!("selp.b32 {d}, 0x3F7FFFFF, %t1, %q0;"));
             }
-            Operation::Fsin | Operation::Fcos | Operation::Fexp2 | Operation::Flog2 => {
-                let f = match i.op {
-                    Operation::Fsin | Operation::Fcos => {
-                        self.helpers.sin = true;
-                        "wave_trigf"
-                    }
-                    Operation::Fexp2 => {
-                        self.helpers.exp2 = true;
-                        "wave_exp2f"
-                    }
-                    _ => {
-                        self.helpers.log2 = true;
-                        "wave_log2f"
-                    }
-                };
-                l.push("{".into());
-                l.push(".param .b32 wave_in;".into());
-                l.push(".param .b32 wave_out;".into());
-                l.push(format!("st.param.b32 [wave_in], {a};"));
-                if f == "wave_trigf" {
-                    l.push(".param .b32 wave_which;".into());
-                    l.push(format!(
-                        "st.param.b32 [wave_which], {};",
-                        u8::from(i.op == Operation::Fcos)
-                    ));
-                    l.push(format!("call.uni (wave_out), {f}, (wave_in, wave_which);"));
-                } else {
-                    l.push(format!("call.uni (wave_out), {f}, (wave_in);"));
-                }
-                l.push(format!("ld.param.b32 {d}, [wave_out];"));
-                l.push("}".into());
+            Operation::Fsin => {
+                self.helpers.sin = true;
+                math_call(&mut l, "wave_trigf", Some(0), &d, &a);
+            }
+            Operation::Fcos => {
+                self.helpers.sin = true;
+                math_call(&mut l, "wave_trigf", Some(1), &d, &a);
+            }
+            Operation::Fexp2 => {
+                self.helpers.exp2 = true;
+                math_call(&mut l, "wave_exp2f", None, &d, &a);
+            }
+            Operation::Flog2 => {
+                self.helpers.log2 = true;
+                math_call(&mut l, "wave_log2f", None, &d, &a);
             }
             Operation::And => bin!("and.b32"),
             Operation::Or => bin!("or.b32"),
             Operation::Xor => bin!("xor.b32"),
             Operation::Not => l.push(format!("not.b32 {d}, {a};")),
-            Operation::Shl | Operation::Shr | Operation::Sar => {
-                // Shift amounts are masked to 5 bits (PTX would clamp them to 32).
-                let op = match i.op {
-                    Operation::Shl => "shl.b32",
-                    Operation::Shr => "shr.u32",
-                    _ => "shr.s32",
-                };
-                match i.imm2() {
-                    Some(v) => l.push(format!("{op} {d}, {a}, {};", v & 31)),
-                    None => {
-                        l.push(format!("and.b32 %t1, {}, 31;", r(i.inst.rs2)));
-                        l.push(format!("{op} {d}, {a}, %t1;"));
-                    }
-                }
-            }
+            Operation::Shl => shift(&mut l, i, "shl.b32"),
+            Operation::Shr => shift(&mut l, i, "shr.u32"),
+            Operation::Sar => shift(&mut l, i, "shr.s32"),
             Operation::Bitcount => l.push(format!("popc.b32 {d}, {a};")),
             Operation::Bitfind => l.push(format!("bfind.u32 {d}, {a};")),
             Operation::Bitrev => l.push(format!("brev.b32 {d}, {a};")),
@@ -345,51 +317,29 @@ impl Kernel<'_, '_> {
                 l.push(format!("cvt.f64.f32 %d0, {a};"));
                 l.push(format!("mov.b64 {{{d}, {}}}, %d0;", r(i.inst.rd + 1)));
             }
-            Operation::Hadd | Operation::Hsub | Operation::Hmul | Operation::Hma => {
-                let sel = i.inst.modifier;
-                l.push(format!("mov.b32 {{%h0, %h1}}, {a};"));
-                l.push(format!("mov.b32 {{%h2, %h3}}, {};", r(i.inst.rs2)));
-                let x = if sel & 2 != 0 { "%h1" } else { "%h0" };
-                let y = if sel & 4 != 0 { "%h3" } else { "%h2" };
-                match i.op {
-                    Operation::Hadd => l.push(format!("add.rn.f16 %h6, {x}, {y};")),
-                    Operation::Hsub => l.push(format!("sub.rn.f16 %h6, {x}, {y};")),
-                    Operation::Hmul => l.push(format!("mul.rn.f16 %h6, {x}, {y};")),
-                    _ => {
-                        l.push(format!("mov.b32 {{%h4, %h5}}, {c};"));
-                        let z = if sel & 8 != 0 { "%h5" } else { "%h4" };
-                        l.push(format!("fma.rn.f16 %h6, {x}, {y}, {z};"));
-                    }
-                }
-                set_half(&mut l, &d, sel & 1 != 0, "%h6");
+            Operation::Hadd => {
+                half(&mut l, i, |l, x, y| l.push(format!("add.rn.f16 %h6, {x}, {y};")))
             }
+            Operation::Hsub => {
+                half(&mut l, i, |l, x, y| l.push(format!("sub.rn.f16 %h6, {x}, {y};")))
+            }
+            Operation::Hmul => {
+                half(&mut l, i, |l, x, y| l.push(format!("mul.rn.f16 %h6, {x}, {y};")))
+            }
+            Operation::Hma => half(&mut l, i, |l, x, y| {
+                l.push(format!("mov.b32 {{%h4, %h5}}, {c};"));
+                let z = if i.inst.modifier & 8 != 0 { "%h5" } else { "%h4" };
+                l.push(format!("fma.rn.f16 %h6, {x}, {y}, {z};"));
+            }),
             Operation::Hadd2 => l.push(format!("add.rn.f16x2 {d}, {a}, {};", r(i.inst.rs2))),
             Operation::Hmul2 => l.push(format!("mul.rn.f16x2 {d}, {a}, {};", r(i.inst.rs2))),
             Operation::Hma2 => l.push(format!("fma.rn.f16x2 {d}, {a}, {}, {c};", r(i.inst.rs2))),
-            Operation::Dadd
-            | Operation::Dsub
-            | Operation::Dmul
-            | Operation::Ddiv
-            | Operation::Dma
-            | Operation::Dsqrt => {
-                let (rs1, rs2, rs3, rd) = (i.inst.rs1, i.inst.rs2, i.rs3(), i.inst.rd);
-                l.push(format!("mov.b64 %d1, {{{}, {}}};", r(rs1), r(rs1 + 1)));
-                if i.op != Operation::Dsqrt {
-                    l.push(format!("mov.b64 %d2, {{{}, {}}};", r(rs2), r(rs2 + 1)));
-                }
-                match i.op {
-                    Operation::Dadd => l.push("add.rn.f64 %d0, %d1, %d2;".into()),
-                    Operation::Dsub => l.push("sub.rn.f64 %d0, %d1, %d2;".into()),
-                    Operation::Dmul => l.push("mul.rn.f64 %d0, %d1, %d2;".into()),
-                    Operation::Ddiv => l.push("div.rn.f64 %d0, %d1, %d2;".into()),
-                    Operation::Dsqrt => l.push("sqrt.rn.f64 %d0, %d1;".into()),
-                    _ => {
-                        l.push(format!("mov.b64 %d3, {{{}, {}}};", r(rs3), r(rs3 + 1)));
-                        l.push("fma.rn.f64 %d0, %d1, %d2, %d3;".into());
-                    }
-                }
-                l.push(format!("mov.b64 {{{}, {}}}, %d0;", r(rd), r(rd + 1)));
-            }
+            Operation::Dadd => double(&mut l, i, 2, "add.rn.f64 %d0, %d1, %d2;"),
+            Operation::Dsub => double(&mut l, i, 2, "sub.rn.f64 %d0, %d1, %d2;"),
+            Operation::Dmul => double(&mut l, i, 2, "mul.rn.f64 %d0, %d1, %d2;"),
+            Operation::Ddiv => double(&mut l, i, 2, "div.rn.f64 %d0, %d1, %d2;"),
+            Operation::Dma => double(&mut l, i, 3, "fma.rn.f64 %d0, %d1, %d2, %d3;"),
+            Operation::Dsqrt => double(&mut l, i, 1, "sqrt.rn.f64 %d0, %d1;"),
             Operation::Mma => {
                 // The emulator reports CAP_MMA as absent and traps; so does the generated code.
                 self.problems.push(Problem::warning(
@@ -436,11 +386,87 @@ impl Kernel<'_, '_> {
                 };
                 l.push(format!("mov.u32 {d}, {src};"));
             }
-            // Control flow and wave operations never reach here.
-            _ => {}
+            // `inst` sends wave operations to the wave room, and `lower` makes statements of
+            // barriers and control flow: none of them reaches here.
+            Operation::Shuffle
+            | Operation::ShuffleUp
+            | Operation::ShuffleDown
+            | Operation::ShuffleXor
+            | Operation::Broadcast
+            | Operation::Ballot
+            | Operation::Any
+            | Operation::All
+            | Operation::PrefixSum
+            | Operation::Reduce(_)
+            | Operation::Barrier
+            | Operation::If
+            | Operation::Else
+            | Operation::Endif
+            | Operation::Loop
+            | Operation::Break
+            | Operation::Continue
+            | Operation::Endloop
+            | Operation::Call
+            | Operation::Return
+            | Operation::Halt => {}
         }
         l
     }
+}
+
+/// A call of the module's binary64 function `f` (`wave_trigf` with `which`: 0 sine, 1 cosine)
+/// from `a` into `d`.
+fn math_call(l: &mut Vec<String>, f: &str, which: Option<u8>, d: &str, a: &str) {
+    l.push("{".into());
+    l.push(".param .b32 wave_in;".into());
+    l.push(".param .b32 wave_out;".into());
+    l.push(format!("st.param.b32 [wave_in], {a};"));
+    match which {
+        Some(which) => {
+            l.push(".param .b32 wave_which;".into());
+            l.push(format!("st.param.b32 [wave_which], {which};"));
+            l.push(format!("call.uni (wave_out), {f}, (wave_in, wave_which);"));
+        }
+        None => l.push(format!("call.uni (wave_out), {f}, (wave_in);")),
+    }
+    l.push(format!("ld.param.b32 {d}, [wave_out];"));
+    l.push("}".into());
+}
+
+/// `shl`, `shr`, `sar` as PTX's `op`, with the shift amount masked to 5 bits (PTX would clamp
+/// it to 32).
+fn shift(l: &mut Vec<String>, i: &Instr, op: &str) {
+    let (d, a) = (r(i.inst.rd), r(i.inst.rs1));
+    match i.imm2() {
+        Some(v) => l.push(format!("{op} {d}, {a}, {};", v & 31)),
+        None => {
+            l.push(format!("and.b32 %t1, {}, 31;", r(i.inst.rs2)));
+            l.push(format!("{op} {d}, {a}, %t1;"));
+        }
+    }
+}
+
+/// `hadd`, `hsub`, `hmul`, `hma`: the halves of `rs1` and `rs2` that the modifier selects go
+/// to `op` as `x` and `y`; it writes `%h6`, which goes to the selected half of `rd`.
+fn half(l: &mut Vec<String>, i: &Instr, op: impl FnOnce(&mut Vec<String>, &str, &str)) {
+    let sel = i.inst.modifier;
+    l.push(format!("mov.b32 {{%h0, %h1}}, {};", r(i.inst.rs1)));
+    l.push(format!("mov.b32 {{%h2, %h3}}, {};", r(i.inst.rs2)));
+    let x = if sel & 2 != 0 { "%h1" } else { "%h0" };
+    let y = if sel & 4 != 0 { "%h3" } else { "%h2" };
+    op(l, x, y);
+    set_half(l, &r(i.inst.rd), sel & 1 != 0, "%h6");
+}
+
+/// A binary64 operation `op` from `%d1`.. (the register pairs at `rs1`, `rs2`, `rs3`, as many as
+/// `sources`) into `%d0`, then into the pair at `rd`.
+fn double(l: &mut Vec<String>, i: &Instr, sources: usize, op: &str) {
+    for (k, rs) in [i.inst.rs1, i.inst.rs2, i.rs3()].into_iter().take(sources).enumerate() {
+        l.push(format!("mov.b64 %d{}, {{{}, {}}};", k + 1, r(rs), r(rs + 1)));
+    }
+    l.push(op.into());
+    let rd = i.inst.rd;
+    l.push(format!("mov.b64 {{{}, {}}}, %d0;", r(rd), r(rd + 1)));
 }
 
 /// `fmin`/`fmax` with the emulator's rules: a NaN operand gives the other one, and -0.0 is

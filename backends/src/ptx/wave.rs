@@ -1,39 +1,40 @@
 //! Wave operations (ballot, any/all, shuffles, broadcast, prefix sums, reductions) on the
 //! lanes that take part, with `shfl.sync`, `vote.sync` and `redux.sync`.
 
-use wave_isa::{Operation, ReduceOp};
+use wave_isa::ReduceOp;
 
+use crate::kind::{Shuffle, WaveOp};
 use crate::structure::Instr;
 
 use super::{Kernel, imm, r};
 
 impl Kernel<'_, '_> {
-    /// A wave operation, run by every live lane; `%q4` says which lanes take part.
-    pub(super) fn wave(&mut self, i: &Instr) -> Vec<String> {
+    /// Wave operation `op` of `i`, run by every live lane; `%q4` says which lanes take part.
+    pub(super) fn wave(&mut self, i: &Instr, op: WaveOp) -> Vec<String> {
         let mut l = Vec::new();
         let d = r(i.inst.rd);
         let a = r(i.inst.rs1);
         let (p, neg) = i.pred();
         let pv = format!("{}%p{p}", if neg { "!" } else { "" });
-        match i.op {
-            Operation::Ballot => {
+        match op {
+            WaveOp::Ballot => {
                 l.push(format!("and.pred %q0, %q4, {pv};"));
                 l.push("vote.sync.ballot.b32 %t1, %q0, %live;".into());
                 l.push(format!("@%q4 mov.b32 {d}, %t1;"));
             }
-            Operation::Any => {
+            WaveOp::Any => {
                 l.push(format!("and.pred %q0, %q4, {pv};"));
                 l.push("vote.sync.any.pred %q1, %q0, %live;".into());
                 l.push(format!("@%q4 mov.pred %p{}, %q1;", i.inst.rd & 3));
             }
-            Operation::All => {
+            WaveOp::All => {
                 let npv = format!("{}%p{p}", if neg { "" } else { "!" });
                 l.push(format!("and.pred %q0, %q4, {npv};"));
                 l.push("vote.sync.any.pred %q1, %q0, %live;".into());
                 l.push("not.pred %q1, %q1;".into());
                 l.push(format!("@%q4 mov.pred %p{}, %q1;", i.inst.rd & 3));
             }
-            Operation::Reduce(kind) => {
+            WaveOp::Reduce(kind) => {
                 let (identity, op, redux) = match kind {
                     ReduceOp::Add => ("0", "add.u32", "add.u32"),
                     ReduceOp::Min => ("0x7FFFFFFF", "min.s32", "min.s32"),
@@ -54,18 +55,14 @@ impl Kernel<'_, '_> {
                 }
                 l.push(format!("@%q4 mov.b32 {d}, %t1;"));
             }
-            Operation::PrefixSum => {
+            WaveOp::PrefixSum => {
                 l.push(format!("selp.b32 %t1, {a}, 0, %q4;"));
                 l.push("mov.b32 %t4, %t1;".into());
                 scan(&mut l, "add.u32");
                 l.push("sub.u32 %t1, %t1, %t4;".into());
                 l.push(format!("@%q4 mov.b32 {d}, %t1;"));
             }
-            Operation::Shuffle
-            | Operation::ShuffleUp
-            | Operation::ShuffleDown
-            | Operation::ShuffleXor
-            | Operation::Broadcast => {
+            WaveOp::Shuffle(from) => {
                 // Source lane per lane; out of range or not taking part: the lane's own value.
                 let sel = match i.imm2() {
                     Some(v) => {
@@ -75,22 +72,22 @@ impl Kernel<'_, '_> {
                     None => r(i.inst.rs2),
                 };
                 l.push("vote.sync.ballot.b32 %t5, %q4, %live;".into());
-                match i.op {
-                    Operation::ShuffleUp => {
+                match from {
+                    Shuffle::Up => {
                         l.push(format!("setp.le.u32 %q0, {sel}, %lane;"));
                         l.push(format!("sub.u32 %t3, %lane, {sel};"));
                     }
-                    Operation::ShuffleDown => {
+                    Shuffle::Down => {
                         l.push(format!("setp.lt.u32 %q0, {sel}, 32;"));
                         l.push(format!("add.u32 %t3, %lane, {sel};"));
                         l.push("setp.lt.u32 %q1, %t3, 32;".into());
                         l.push("and.pred %q0, %q0, %q1;".into());
                     }
-                    Operation::ShuffleXor => {
+                    Shuffle::Xor => {
                         l.push(format!("setp.lt.u32 %q0, {sel}, 32;"));
                         l.push(format!("xor.b32 %t3, %lane, {sel};"));
                     }
-                    _ => {
+                    Shuffle::Index | Shuffle::Broadcast => {
                         l.push(format!("setp.lt.u32 %q0, {sel}, 32;"));
                         l.push(format!("mov.b32 %t3, {sel};"));
                     }
@@ -104,7 +101,6 @@ impl Kernel<'_, '_> {
                 l.push(format!("selp.b32 %t1, %t1, {a}, %q0;"));
                 l.push(format!("@%q4 mov.b32 {d}, %t1;"));
             }
-            _ => {}
         }
         l
     }
