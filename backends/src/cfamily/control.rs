@@ -1,6 +1,7 @@
 //! Structured control flow as C++ blocks: statements, `if`/`else`, loops, calls and returns
 //! from `lower`, and each instruction under its guard with its source line as a comment.
 
+use crate::kind::Kind;
 use crate::lower::{Flag, Stmt};
 use crate::{Problem, codes};
 
@@ -118,6 +119,8 @@ impl Writer<'_, '_> {
         }
     }
 
+    /// One instruction: data instructions under their guard, wave operations in every lane of
+    /// the wave with the lanes of `active` (and the guard) taking part.
     pub(super) fn inst(&mut self, n: usize, active: Option<Flag>) {
         let i = self.program.insts[n];
         self.comment(n);
@@ -125,36 +128,18 @@ impl Writer<'_, '_> {
             .inst
             .guard
             .map(|g| format!("{}p{}", if g.negate { "!" } else { "" }, g.predicate & 3));
-        if i.is_wave_op() {
-            let mut parts = Vec::new();
-            if let Some(a) = active {
-                parts.push(flag_name(a));
-            }
-            if let Some(g) = &guard {
-                parts.push(g.clone());
-            }
-            let part = if parts.is_empty() { "true".to_string() } else { parts.join(" && ") };
-            let lines = self.wave(&i, &part);
-            self.line("{");
-            self.out.indent += 1;
-            for l in lines {
-                self.line(&l);
-            }
-            self.out.indent -= 1;
-            self.line("}");
-            return;
-        }
-        let lines = self.data(&i);
-        match (guard, lines.len()) {
-            (_, 0) => {}
-            (None, _) => {
-                for l in lines {
-                    self.line(&l);
+        match i.kind() {
+            Kind::Wave(op) => {
+                let mut parts = Vec::new();
+                if let Some(a) = active {
+                    parts.push(flag_name(a));
                 }
-            }
-            (Some(g), 1) => self.line(&format!("if ({g}) {}", lines[0])),
-            (Some(g), _) => {
-                self.line(&format!("if ({g}) {{"));
+                if let Some(g) = &guard {
+                    parts.push(g.clone());
+                }
+                let part = if parts.is_empty() { "true".to_string() } else { parts.join(" && ") };
+                let lines = self.wave(&i, op, &part);
+                self.line("{");
                 self.out.indent += 1;
                 for l in lines {
                     self.line(&l);
@@ -162,6 +147,30 @@ impl Writer<'_, '_> {
                 self.out.indent -= 1;
                 self.line("}");
             }
+            Kind::Data => {
+                let lines = self.data(&i);
+                match (guard, lines.len()) {
+                    (_, 0) => {}
+                    (None, _) => {
+                        for l in lines {
+                            self.line(&l);
+                        }
+                    }
+                    (Some(g), 1) => self.line(&format!("if ({g}) {}", lines[0])),
+                    (Some(g), _) => {
+                        self.line(&format!("if ({g}) {{"));
+                        self.out.indent += 1;
+                        for l in lines {
+                            self.line(&l);
+                        }
+                        self.out.indent -= 1;
+                        self.line("}");
+                    }
+                }
+            }
+            // `lower` makes statements of these (`Stmt::Barrier`, markers, blocks), never a
+            // `Stmt::Inst` or `Stmt::Wave`.
+            Kind::Barrier | Kind::Control => {}
         }
     }
 }

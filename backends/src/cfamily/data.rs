@@ -38,6 +38,7 @@ impl Writer<'_, '_> {
         let f = |x: &str| format!("wave_f({x})");
         let pd = format!("p{}", i.inst.rd & 3);
         let fbin = |op: &str| format!("{rd} = wave_u({} {op} {});", f(&a), f(&b));
+        let pair = |n: u8| format!("wave_d({}, {})", r(n), r(n + 1));
         match i.op {
             Operation::Iadd => l.push(format!("{rd} = {a} + {b};")),
             Operation::Isub => l.push(format!("{rd} = {a} - {b};")),
@@ -77,18 +78,10 @@ impl Writer<'_, '_> {
             Operation::Fround => l.push(format!("{rd} = wave_u(wave_rint({}));", f(&a))),
             Operation::Ftrunc => l.push(format!("{rd} = wave_u(wave_trunc({}));", f(&a))),
             Operation::Ffract => l.push(format!("{rd} = wave_fract({a});")),
-            Operation::Fsin | Operation::Fcos | Operation::Fexp2 | Operation::Flog2 => {
-                let func = match i.op {
-                    Operation::Fsin => "wave_sin",
-                    Operation::Fcos => "wave_cos",
-                    Operation::Fexp2 => "wave_exp2",
-                    _ => "wave_log2",
-                };
-                if d == Dialect::Metal {
-                    self.differs(i, "Metal's `precise::` functions are within 4 ULP; the spec asks for 2 (no binary64 on Apple GPUs)");
-                }
-                l.push(format!("{rd} = wave_u({func}({}));", f(&a)));
-            }
+            Operation::Fsin => self.math(i, &mut l, "wave_sin"),
+            Operation::Fcos => self.math(i, &mut l, "wave_cos"),
+            Operation::Fexp2 => self.math(i, &mut l, "wave_exp2"),
+            Operation::Flog2 => self.math(i, &mut l, "wave_log2"),
             Operation::And => l.push(format!("{rd} = {a} & {b};")),
             Operation::Or => l.push(format!("{rd} = {a} | {b};")),
             Operation::Xor => l.push(format!("{rd} = {a} ^ {b};")),
@@ -180,59 +173,25 @@ impl Writer<'_, '_> {
                 let hi = i.inst.modifier & 1 != 0;
                 l.push(format!("{rd} = wave_set_h({rd}, {hi}, wave_f2h({}));", f(&a)));
             }
-            Operation::Hadd | Operation::Hsub | Operation::Hmul | Operation::Hma => {
-                let sel = i.inst.modifier;
-                let x = format!("wave_h({a}, {})", sel & 2 != 0);
-                let y = format!("wave_h({}, {})", r(i.inst.rs2), sel & 4 != 0);
-                let v = match i.op {
-                    Operation::Hadd => format!("wave_hadd({x}, {y})"),
-                    Operation::Hsub => format!("wave_hsub({x}, {y})"),
-                    Operation::Hmul => format!("wave_hmul({x}, {y})"),
-                    _ => format!("wave_hfma({x}, {y}, wave_h({c}, {}))", sel & 8 != 0),
-                };
-                l.push(format!("{rd} = wave_set_h({rd}, {}, {v});", sel & 1 != 0));
-            }
-            Operation::Hadd2 | Operation::Hmul2 | Operation::Hma2 => {
-                let b2 = r(i.inst.rs2);
-                let half = |hi: bool| match i.op {
-                    Operation::Hadd2 => format!("wave_hadd(wave_h({a}, {hi}), wave_h({b2}, {hi}))"),
-                    Operation::Hmul2 => format!("wave_hmul(wave_h({a}, {hi}), wave_h({b2}, {hi}))"),
-                    _ => format!("wave_hfma(wave_h({a}, {hi}), wave_h({b2}, {hi}), wave_h({c}, {hi}))"),
-                };
-                l.push(format!("{rd} = wave_set_h(wave_set_h(0u, false, {}), true, {});", half(false), half(true)));
-            }
-            Operation::CvtF32F64
-            | Operation::CvtF64F32
-            | Operation::Dadd
-            | Operation::Dsub
-            | Operation::Dmul
-            | Operation::Ddiv
-            | Operation::Dma
-            | Operation::Dsqrt => {
-                if d == Dialect::Metal {
-                    self.unsupported(i, "Apple GPUs have no binary64 (CAP_F64)");
-                    return l;
+            Operation::Hadd => half(&mut l, i, |x, y| format!("wave_hadd({x}, {y})")),
+            Operation::Hsub => half(&mut l, i, |x, y| format!("wave_hsub({x}, {y})")),
+            Operation::Hmul => half(&mut l, i, |x, y| format!("wave_hmul({x}, {y})")),
+            Operation::Hma => half(&mut l, i, |x, y| format!("wave_hfma({x}, {y}, wave_h({c}, {}))", i.inst.modifier & 8 != 0)),
+            Operation::Hadd2 => half2(&mut l, i, |x, y, _| format!("wave_hadd({x}, {y})")),
+            Operation::Hmul2 => half2(&mut l, i, |x, y, _| format!("wave_hmul({x}, {y})")),
+            Operation::Hma2 => half2(&mut l, i, |x, y, z| format!("wave_hfma({x}, {y}, {z})")),
+            Operation::CvtF32F64 => {
+                if self.has_f64(i) {
+                    l.push(format!("{rd} = wave_u((float){});", pair(i.inst.rs1)));
                 }
-                let pair = |n: u8| format!("wave_d({}, {})", r(n), r(n + 1));
-                let (rs1, rs2, rs3, rdn) = (i.inst.rs1, i.inst.rs2, i.rs3(), i.inst.rd);
-                let value = match i.op {
-                    Operation::CvtF32F64 => {
-                        l.push(format!("{rd} = wave_u((float){});", pair(rs1)));
-                        return l;
-                    }
-                    Operation::CvtF64F32 => format!("(double){}", f(&a)),
-                    Operation::Dadd => format!("{} + {}", pair(rs1), pair(rs2)),
-                    Operation::Dsub => format!("{} - {}", pair(rs1), pair(rs2)),
-                    Operation::Dmul => format!("{} * {}", pair(rs1), pair(rs2)),
-                    Operation::Ddiv => format!("{} / {}", pair(rs1), pair(rs2)),
-                    Operation::Dsqrt => format!("wave_dsqrt({})", pair(rs1)),
-                    _ => format!("wave_dfma({}, {}, {})", pair(rs1), pair(rs2), pair(rs3)),
-                };
-                l.push("{".into());
-                l.push(format!("    double wave_v = {value};"));
-                l.push(format!("    {rd} = wave_dlo(wave_v); {} = wave_dhi(wave_v);", r(rdn + 1)));
-                l.push("}".into());
             }
+            Operation::CvtF64F32 => self.double(i, &mut l, || format!("(double){}", f(&a))),
+            Operation::Dadd => self.double(i, &mut l, || format!("{} + {}", pair(i.inst.rs1), pair(i.inst.rs2))),
+            Operation::Dsub => self.double(i, &mut l, || format!("{} - {}", pair(i.inst.rs1), pair(i.inst.rs2))),
+            Operation::Dmul => self.double(i, &mut l, || format!("{} * {}", pair(i.inst.rs1), pair(i.inst.rs2))),
+            Operation::Ddiv => self.double(i, &mut l, || format!("{} / {}", pair(i.inst.rs1), pair(i.inst.rs2))),
+            Operation::Dsqrt => self.double(i, &mut l, || format!("wave_dsqrt({})", pair(i.inst.rs1))),
+            Operation::Dma => self.double(i, &mut l, || format!("wave_dfma({}, {}, {})", pair(i.inst.rs1), pair(i.inst.rs2), pair(i.rs3()))),
             Operation::Mma => match self.trap_line("CAP_MMA is not supported") {
                 // The emulator reports CAP_MMA as absent and traps; so does the generated code.
                 Some(t) => {
@@ -254,9 +213,61 @@ impl Writer<'_, '_> {
                 let v = self.special(i.inst.rs1);
                 l.push(format!("{rd} = {v};"));
             }
-            _ => {}
+            // `inst` sends wave operations to the wave room, and `lower` makes statements of
+            // barriers and control flow: none of them reaches here.
+            Operation::Shuffle
+            | Operation::ShuffleUp
+            | Operation::ShuffleDown
+            | Operation::ShuffleXor
+            | Operation::Broadcast
+            | Operation::Ballot
+            | Operation::Any
+            | Operation::All
+            | Operation::PrefixSum
+            | Operation::Reduce(_)
+            | Operation::Barrier
+            | Operation::If
+            | Operation::Else
+            | Operation::Endif
+            | Operation::Loop
+            | Operation::Break
+            | Operation::Continue
+            | Operation::Endloop
+            | Operation::Call
+            | Operation::Return
+            | Operation::Halt => {}
         }
         l
+    }
+
+    /// `fsin`, `fcos`, `fexp2`, `flog2` as the prelude's function `func`.
+    fn math(&mut self, i: &Instr, l: &mut Vec<String>, func: &str) {
+        if self.d() == Dialect::Metal {
+            self.differs(i, "Metal's `precise::` functions are within 4 ULP; the spec asks for 2 (no binary64 on Apple GPUs)");
+        }
+        l.push(format!("{} = wave_u({func}(wave_f({})));", r(i.inst.rd), r(i.inst.rs1)));
+    }
+
+    /// Whether the dialect has binary64; on Metal, which has none, `i` is unsupported.
+    fn has_f64(&mut self, i: &Instr) -> bool {
+        if self.d() == Dialect::Metal {
+            self.unsupported(i, "Apple GPUs have no binary64 (CAP_F64)");
+            return false;
+        }
+        true
+    }
+
+    /// The binary64 result `value` into the register pair at `rd`, where the dialect has
+    /// binary64.
+    fn double(&mut self, i: &Instr, l: &mut Vec<String>, value: impl FnOnce() -> String) {
+        if !self.has_f64(i) {
+            return;
+        }
+        let rd = i.inst.rd;
+        l.push("{".into());
+        l.push(format!("    double wave_v = {};", value()));
+        l.push(format!("    {} = wave_dlo(wave_v); {} = wave_dhi(wave_v);", r(rd), r(rd + 1)));
+        l.push("}".into());
     }
 
     pub(super) fn special(&self, which: u8) -> String {
@@ -300,6 +311,34 @@ impl Writer<'_, '_> {
             _ => "(wave_threads + wave_w - 1u) / wave_w".into(),
         }
     }
+}
+
+/// `hadd`, `hsub`, `hmul`, `hma`: `op` of the halves of `rs1` and `rs2` that the modifier
+/// selects, into the selected half of `rd`.
+fn half(l: &mut Vec<String>, i: &Instr, op: impl FnOnce(&str, &str) -> String) {
+    let (rd, sel) = (r(i.inst.rd), i.inst.modifier);
+    let x = format!("wave_h({}, {})", r(i.inst.rs1), sel & 2 != 0);
+    let y = format!("wave_h({}, {})", r(i.inst.rs2), sel & 4 != 0);
+    l.push(format!("{rd} = wave_set_h({rd}, {}, {});", sel & 1 != 0, op(&x, &y)));
+}
+
+/// `hadd2`, `hmul2`, `hma2`: `op` of the low halves of `rs1`, `rs2`, `rs3` into the low half of
+/// `rd`, and of the high halves into the high half.
+fn half2(l: &mut Vec<String>, i: &Instr, op: impl Fn(&str, &str, &str) -> String) {
+    let (a, b, c) = (r(i.inst.rs1), r(i.inst.rs2), r(i.rs3()));
+    let half = |hi: bool| {
+        op(
+            &format!("wave_h({a}, {hi})"),
+            &format!("wave_h({b}, {hi})"),
+            &format!("wave_h({c}, {hi})"),
+        )
+    };
+    l.push(format!(
+        "{} = wave_set_h(wave_set_h(0u, false, {}), true, {});",
+        r(i.inst.rd),
+        half(false),
+        half(true)
+    ));
 }
 
 pub(super) fn uchar(d: Dialect) -> &'static str {

@@ -1,16 +1,17 @@
 //! Wave operations (ballot, any/all, shuffles, broadcast, prefix sums, reductions) in each
 //! dialect's sub-group or SIMD-group intrinsics.
 
-use wave_isa::{Operation, ReduceOp};
+use wave_isa::ReduceOp;
 
+use crate::kind::{Shuffle, WaveOp};
 use crate::structure::Instr;
 
 use super::{Dialect, Writer, hex, r};
 
 impl Writer<'_, '_> {
-    /// A wave operation run by every lane of the wave (wave-uniform lowering); `part` says
-    /// whether this lane takes part.
-    pub(super) fn wave(&mut self, i: &Instr, part: &str) -> Vec<String> {
+    /// Wave operation `op` of `i`, run by every lane of the wave (wave-uniform lowering);
+    /// `part` says whether this lane takes part.
+    pub(super) fn wave(&mut self, i: &Instr, op: WaveOp, part: &str) -> Vec<String> {
         let d = self.d();
         let (u32t, i32t, u64t, _) = d.types();
         let mut l = Vec::new();
@@ -23,49 +24,49 @@ impl Writer<'_, '_> {
             _ => format!("wave_ballot({x})"),
         };
         l.push(format!("const bool wave_part = {part};"));
-        match i.op {
-            Operation::Ballot => {
+        match op {
+            WaveOp::Ballot => {
                 l.push(format!(
                     "const {u32t} wave_v = ({u32t}){};",
                     ballot(&format!("wave_part && {pv}"))
                 ));
                 l.push(format!("if (wave_part) {rd} = wave_v;"));
             }
-            Operation::Any => {
+            WaveOp::Any => {
                 l.push(format!("const bool wave_v = {};", d.any(&format!("wave_part && {pv}"))));
                 l.push(format!("if (wave_part) p{} = wave_v;", i.inst.rd & 3));
             }
-            Operation::All => {
+            WaveOp::All => {
                 let npv = format!("{}p{p}", if neg { "" } else { "!" });
                 l.push(format!("const bool wave_v = !{};", d.any(&format!("wave_part && {npv}"))));
                 l.push(format!("if (wave_part) p{} = wave_v;", i.inst.rd & 3));
             }
-            Operation::Reduce(kind) => {
-                let (identity, op) = match kind {
-                    ReduceOp::Add => ("0u", "add"),
-                    ReduceOp::Min => ("0x7FFFFFFFu", "min"),
-                    ReduceOp::Max => ("0x80000000u", "max"),
-                    ReduceOp::And => ("0xFFFFFFFFu", "and"),
-                    ReduceOp::Or => ("0u", "or"),
-                    ReduceOp::Xor => ("0u", "xor"),
+            WaveOp::Reduce(kind) => {
+                let identity = match kind {
+                    ReduceOp::Add => "0u",
+                    ReduceOp::Min => "0x7FFFFFFFu",
+                    ReduceOp::Max => "0x80000000u",
+                    ReduceOp::And => "0xFFFFFFFFu",
+                    ReduceOp::Or => "0u",
+                    ReduceOp::Xor => "0u",
                 };
                 l.push(format!("const {u32t} wave_x = wave_part ? {a} : {identity};"));
                 let v = match d {
-                    Dialect::Sycl => match op {
-                        "add" => "sycl::reduce_over_group(wave_sg, wave_x, sycl::plus<uint32_t>())".to_string(),
-                        "min" => "(uint32_t)sycl::reduce_over_group(wave_sg, (int32_t)wave_x, sycl::minimum<int32_t>())".into(),
-                        "max" => "(uint32_t)sycl::reduce_over_group(wave_sg, (int32_t)wave_x, sycl::maximum<int32_t>())".into(),
-                        "and" => "sycl::reduce_over_group(wave_sg, wave_x, sycl::bit_and<uint32_t>())".into(),
-                        "or" => "sycl::reduce_over_group(wave_sg, wave_x, sycl::bit_or<uint32_t>())".into(),
-                        _ => "sycl::reduce_over_group(wave_sg, wave_x, sycl::bit_xor<uint32_t>())".into(),
+                    Dialect::Sycl => match kind {
+                        ReduceOp::Add => "sycl::reduce_over_group(wave_sg, wave_x, sycl::plus<uint32_t>())".to_string(),
+                        ReduceOp::Min => "(uint32_t)sycl::reduce_over_group(wave_sg, (int32_t)wave_x, sycl::minimum<int32_t>())".into(),
+                        ReduceOp::Max => "(uint32_t)sycl::reduce_over_group(wave_sg, (int32_t)wave_x, sycl::maximum<int32_t>())".into(),
+                        ReduceOp::And => "sycl::reduce_over_group(wave_sg, wave_x, sycl::bit_and<uint32_t>())".into(),
+                        ReduceOp::Or => "sycl::reduce_over_group(wave_sg, wave_x, sycl::bit_or<uint32_t>())".into(),
+                        ReduceOp::Xor => "sycl::reduce_over_group(wave_sg, wave_x, sycl::bit_xor<uint32_t>())".into(),
                     },
-                    Dialect::Metal => match op {
-                        "add" => "simd_sum(wave_x)".to_string(),
-                        "min" => "(uint)simd_min((int)wave_x)".into(),
-                        "max" => "(uint)simd_max((int)wave_x)".into(),
-                        "and" => "simd_and(wave_x)".into(),
-                        "or" => "simd_or(wave_x)".into(),
-                        _ => "simd_xor(wave_x)".into(),
+                    Dialect::Metal => match kind {
+                        ReduceOp::Add => "simd_sum(wave_x)".to_string(),
+                        ReduceOp::Min => "(uint)simd_min((int)wave_x)".into(),
+                        ReduceOp::Max => "(uint)simd_max((int)wave_x)".into(),
+                        ReduceOp::And => "simd_and(wave_x)".into(),
+                        ReduceOp::Or => "simd_or(wave_x)".into(),
+                        ReduceOp::Xor => "simd_xor(wave_x)".into(),
                     },
                     Dialect::Hip => {
                         // Inclusive scan upwards (reads only lower lanes, which exist), then
@@ -73,13 +74,13 @@ impl Writer<'_, '_> {
                         l.push(format!("{u32t} wave_s = wave_x;"));
                         l.push("for (uint32_t wave_k = 1; wave_k < wave_w; wave_k <<= 1) {".into());
                         l.push("    const uint32_t wave_y = wave_shfl_up(wave_s, wave_k);".into());
-                        let combine = match op {
-                            "add" => "wave_s + wave_y".to_string(),
-                            "min" => "wave_imin(wave_s, wave_y)".into(),
-                            "max" => "wave_imax(wave_s, wave_y)".into(),
-                            "and" => "wave_s & wave_y".into(),
-                            "or" => "wave_s | wave_y".into(),
-                            _ => "wave_s ^ wave_y".into(),
+                        let combine = match kind {
+                            ReduceOp::Add => "wave_s + wave_y".to_string(),
+                            ReduceOp::Min => "wave_imin(wave_s, wave_y)".into(),
+                            ReduceOp::Max => "wave_imax(wave_s, wave_y)".into(),
+                            ReduceOp::And => "wave_s & wave_y".into(),
+                            ReduceOp::Or => "wave_s | wave_y".into(),
+                            ReduceOp::Xor => "wave_s ^ wave_y".into(),
                         };
                         l.push(format!("    if (lane >= wave_k) wave_s = {combine};"));
                         l.push("}".into());
@@ -90,7 +91,7 @@ impl Writer<'_, '_> {
                 l.push(format!("const {u32t} wave_v = {v};"));
                 l.push(format!("if (wave_part) {rd} = wave_v;"));
             }
-            Operation::PrefixSum => {
+            WaveOp::PrefixSum => {
                 l.push(format!("const {u32t} wave_x = wave_part ? {a} : 0u;"));
                 let v = match d {
                     Dialect::Sycl => {
@@ -110,24 +111,20 @@ impl Writer<'_, '_> {
                 l.push(format!("const {u32t} wave_v = {v};"));
                 l.push(format!("if (wave_part) {rd} = wave_v;"));
             }
-            Operation::Shuffle
-            | Operation::ShuffleUp
-            | Operation::ShuffleDown
-            | Operation::ShuffleXor
-            | Operation::Broadcast => {
+            WaveOp::Shuffle(from) => {
                 let sel = match i.imm2() {
                     Some(v) => hex(v),
                     None => r(i.inst.rs2),
                 };
                 // Source lane; out of range or not taking part: the lane's own value.
-                let (src, ok) = match i.op {
-                    Operation::ShuffleUp => (format!("lane - {sel}"), format!("{sel} <= lane")),
-                    Operation::ShuffleDown => (
+                let (src, ok) = match from {
+                    Shuffle::Up => (format!("lane - {sel}"), format!("{sel} <= lane")),
+                    Shuffle::Down => (
                         format!("lane + {sel}"),
                         format!("{sel} < wave_w && lane + {sel} < wave_w"),
                     ),
-                    Operation::ShuffleXor => (format!("lane ^ {sel}"), format!("{sel} < wave_w")),
-                    _ => (sel.clone(), format!("{sel} < wave_w")),
+                    Shuffle::Xor => (format!("lane ^ {sel}"), format!("{sel} < wave_w")),
+                    Shuffle::Index | Shuffle::Broadcast => (sel.clone(), format!("{sel} < wave_w")),
                 };
                 l.push(format!("const {u64t} wave_m = {};", ballot("wave_part")));
                 l.push(format!("const {u32t} wave_src = ({src}) & (wave_w - 1u);"));
@@ -142,7 +139,6 @@ impl Writer<'_, '_> {
                 l.push(format!("const {u32t} wave_y = {shfl};"));
                 l.push(format!("if (wave_part) {rd} = wave_ok ? wave_y : {a};"));
             }
-            _ => {}
         }
         let _ = i32t;
         l
