@@ -210,12 +210,14 @@ fn link_blocks(ops: &mut [Op], flows: &[Flow]) -> Result<Vec<u32>, DecodeFailure
                     ops[at].target = i as u32;
                     stack.push(Open::Else(at, i));
                 }
-                _ => return fail(pc, "`else` without a matching `if`"),
+                Some(Open::Else(..) | Open::Loop(_)) | None => {
+                    return fail(pc, "`else` without a matching `if`");
+                }
             },
             Flow::Endif => match stack.pop() {
                 Some(Open::If(at)) => ops[at].target = i as u32,
                 Some(Open::Else(_, else_at)) => ops[else_at].target = i as u32,
-                _ => return fail(pc, "`endif` without a matching `if`"),
+                Some(Open::Loop(_)) | None => return fail(pc, "`endif` without a matching `if`"),
             },
             Flow::Loop => {
                 stack.push(Open::Loop(i));
@@ -237,7 +239,9 @@ fn link_blocks(ops: &mut [Op], flows: &[Flow]) -> Result<Vec<u32>, DecodeFailure
                         ops[member].target = i as u32;
                     }
                 }
-                _ => return fail(pc, "`endloop` without a matching `loop`"),
+                Some(Open::If(_) | Open::Else(..)) | None => {
+                    return fail(pc, "`endloop` without a matching `loop`");
+                }
             },
             // Calls were linked while decoding; the rest opens or closes no block.
             Flow::Next | Flow::Call | Flow::Return | Flow::Halt => {}
