@@ -81,7 +81,7 @@ impl Writer<'_, '_> {
                     format!("({t})wave_pair({}, {})", r(n), r(n + 1))
                 }
                 AtomicType::F32 => format!("wave_f({})", r(n)),
-                _ => format!("({t}){}", r(n)),
+                AtomicType::U32 | AtomicType::I32 => format!("({t}){}", r(n)),
             }
         };
         let value = val(rs2);
@@ -157,7 +157,7 @@ impl Writer<'_, '_> {
                 let aty = match ty {
                     AtomicType::I32 => "atomic_int",
                     AtomicType::F32 => "atomic_float",
-                    _ => "atomic_uint",
+                    AtomicType::U32 | AtomicType::U64 | AtomicType::I64 => "atomic_uint",
                 };
                 let p = self.ptr(local, aty, &at);
                 match kind {
@@ -212,7 +212,7 @@ impl Writer<'_, '_> {
                     )
                 }
                 AtomicType::F32 => format!("{} = wave_u({expr});", r(rd)),
-                _ => format!("{} = ({u32t})({expr});", r(rd)),
+                AtomicType::U32 | AtomicType::I32 => format!("{} = ({u32t})({expr});", r(rd)),
             }
         };
         l.push(store);
