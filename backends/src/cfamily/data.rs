@@ -1,7 +1,7 @@
 //! Data instructions (integer, float, bitwise, compare, load and store, conversion, half and
 //! double precision, special registers), each as the C++ that gives the emulator's result.
 
-use wave_isa::{FloatCond, IntCond, MemWidth, Operation, UintCond};
+use wave_isa::{FloatCond, IntCond, MemWidth, Opcode, Operation, UintCond};
 
 use crate::structure::{Instr, mnemonic};
 use crate::{Problem, codes};
@@ -205,10 +205,12 @@ impl Writer<'_, '_> {
                 }
                 None => self.unsupported(i, "CAP_MMA is not supported, so the emulator traps here, and Metal has no way to stop a kernel with an error"),
             },
-            Operation::Mov => match i.inst.info().map(|o| o.mnemonic) {
-                Some("mov_imm") => l.push(format!("{rd} = {};", hex(i.inst.ext.unwrap_or(0)))),
-                _ => l.push(format!("{rd} = {a};")),
-            },
+            // `mov` and `mov_imm` are one operation; the immediate form has its value in the
+            // extension word.
+            Operation::Mov if i.inst.opcode == Opcode::MovImm as u8 => {
+                l.push(format!("{rd} = {};", hex(i.inst.ext.unwrap_or(0))))
+            }
+            Operation::Mov => l.push(format!("{rd} = {a};")),
             Operation::MovSpecial => {
                 let v = self.special(i.inst.rs1);
                 l.push(format!("{rd} = {v};"));

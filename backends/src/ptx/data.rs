@@ -1,7 +1,7 @@
 //! Data instructions (integer, float, bitwise, compare, load and store, conversion, half and
 //! double precision), each as the PTX lines that give the emulator's result.
 
-use wave_isa::{FloatCond, MemWidth, Operation, UintCond};
+use wave_isa::{FloatCond, MemWidth, Opcode, Operation, UintCond};
 
 use crate::structure::{Instr, mnemonic};
 use crate::{Problem, codes, divide};
@@ -350,12 +350,12 @@ impl Kernel<'_, '_> {
                 ));
                 l.push("trap;   // CAP_MMA is not supported".into());
             }
-            Operation::Mov => match i.inst.info().map(|o| o.mnemonic) {
-                Some("mov_imm") => {
-                    l.push(format!("mov.b32 {d}, {};", imm(i.inst.ext.unwrap_or(0))))
-                }
-                _ => l.push(format!("mov.b32 {d}, {a};")),
-            },
+            // `mov` and `mov_imm` are one operation; the immediate form has its value in the
+            // extension word.
+            Operation::Mov if i.inst.opcode == Opcode::MovImm as u8 => {
+                l.push(format!("mov.b32 {d}, {};", imm(i.inst.ext.unwrap_or(0))))
+            }
+            Operation::Mov => l.push(format!("mov.b32 {d}, {a};")),
             Operation::MovSpecial => {
                 let src = match i.inst.rs1 {
                     0 => "%tid.x".to_string(),
