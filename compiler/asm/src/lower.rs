@@ -21,7 +21,7 @@ mod operand;
 use std::collections::HashMap;
 
 use wave_diag::{Diagnostic, Span};
-use wave_isa::Inst;
+use wave_isa::{Inst, Opcode};
 use wave_wbin::{Module, Param};
 
 use crate::syntax::{Parsed, Stmt, StmtKind};
@@ -63,6 +63,24 @@ enum BlockKind {
     If,
     Else,
     Loop,
+}
+
+impl BlockKind {
+    /// The instruction that opens a block of this kind (an `else` arm's is its `if`).
+    fn opener(self) -> Opcode {
+        match self {
+            BlockKind::If | BlockKind::Else => Opcode::If,
+            BlockKind::Loop => Opcode::Loop,
+        }
+    }
+
+    /// The instruction that closes a block of this kind.
+    fn closer(self) -> Opcode {
+        match self {
+            BlockKind::If | BlockKind::Else => Opcode::Endif,
+            BlockKind::Loop => Opcode::Endloop,
+        }
+    }
 }
 
 struct Block {

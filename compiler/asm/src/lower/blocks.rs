@@ -3,7 +3,7 @@
 
 use wave_diag::{Diagnostic, Span};
 use wave_isa::{
-    Category, Inst, OpInfo, Operand as Form, operand_registers, target::MAX_DIVERGENCE_DEPTH,
+    Flow, Inst, OpInfo, Opcode, Operand as Form, operand_registers, target::MAX_DIVERGENCE_DEPTH,
 };
 
 use crate::syntax::{OperandKind, Stmt};
@@ -22,15 +22,13 @@ impl Lowering<'_> {
         .push(format!("{MAX_DIVERGENCE_DEPTH} is the largest divergence depth of any target (`wave info`); deeper nesting is undefined behaviour everywhere (spec 5.4)"));
     }
 
-    /// Structured control flow: matching, nesting depth, loops for break/continue.
+    /// Structured control flow: matching, nesting depth, loops for break/continue, barriers
+    /// in divergent blocks. What an instruction does here is its row's [`Flow`].
     pub(super) fn blocks(&mut self, op: &OpInfo, inst: &Inst, stmt: &Stmt) {
-        if op.category != Category::Control {
-            return;
-        }
         let Some(k) = self.kernel.as_mut() else { return };
         let span = stmt.span.clone();
-        match op.mnemonic {
-            "if" => {
+        match op.flags.flow {
+            Flow::If => {
                 let p = inst.modifier & 3;
                 let divergent = k.varying_predicates[usize::from(p)];
                 k.blocks.push(Block { kind: BlockKind::If, span: span.clone(), divergent });
@@ -42,7 +40,7 @@ impl Lowering<'_> {
                         .push("MIN_DIVERGENCE_DEPTH is 32: deeper nesting is undefined behaviour on targets that only meet the minimum".into());
                 }
             }
-            "loop" => {
+            Flow::Loop => {
                 k.blocks.push(Block {
                     kind: BlockKind::Loop,
                     span: span.clone(),
@@ -56,7 +54,7 @@ impl Lowering<'_> {
                         .push("MIN_DIVERGENCE_DEPTH is 32: deeper nesting is undefined behaviour on targets that only meet the minimum".into());
                 }
             }
-            "else" => match k.blocks.last_mut() {
+            Flow::Else => match k.blocks.last_mut() {
                 Some(b) if b.kind == BlockKind::If => b.kind = BlockKind::Else,
                 Some(b) if b.kind == BlockKind::Else => {
                     let first = b.span.clone();
@@ -64,26 +62,28 @@ impl Lowering<'_> {
                         .labels
                         .push((first, "this `if` already has an `else`".into()));
                 }
-                _ => self.close_error(span, "else", &[BlockKind::If]),
+                _ => self.close_error(span, op.mnemonic, &[BlockKind::If], "E0160"),
             },
-            "endif" => match k.blocks.last() {
+            Flow::Endif => match k.blocks.last() {
                 Some(b) if matches!(b.kind, BlockKind::If | BlockKind::Else) => {
                     k.blocks.pop();
                 }
-                _ => self.close_error(span, "endif", &[BlockKind::If, BlockKind::Else]),
+                _ => {
+                    self.close_error(span, op.mnemonic, &[BlockKind::If, BlockKind::Else], "E0162")
+                }
             },
-            "endloop" => match k.blocks.last() {
+            Flow::Endloop => match k.blocks.last() {
                 Some(b) if b.kind == BlockKind::Loop => {
                     k.blocks.pop();
                 }
-                _ => self.close_error(span, "endloop", &[BlockKind::Loop]),
+                _ => self.close_error(span, op.mnemonic, &[BlockKind::Loop], "E0164"),
             },
-            "break" | "continue" if !k.blocks.iter().any(|b| b.kind == BlockKind::Loop) => {
+            Flow::Break | Flow::Continue if !k.blocks.iter().any(|b| b.kind == BlockKind::Loop) => {
                 self.error("E0166", span, format!("`{}` outside a loop", op.mnemonic))
                     .notes
                     .push("`break` and `continue` belong between `loop` and `endloop`".into());
             }
-            "barrier" => {
+            Flow::Next if op.op == Opcode::Barrier => {
                 if let Some(b) = k.blocks.iter().rev().find(|b| b.divergent) {
                     let if_span = b.span.clone();
                     self.warning("W0103", span, "`barrier` inside an `if` whose condition varies between lanes")
@@ -92,20 +92,24 @@ impl Lowering<'_> {
                         .push("a barrier in divergent control flow is undefined behaviour (spec 6.12); move it out of the `if`, or make the condition uniform".into());
                 }
             }
-            _ => {}
+            Flow::Break | Flow::Continue | Flow::Next | Flow::Call | Flow::Return | Flow::Halt => {}
         }
     }
 
-    fn close_error(&mut self, span: Span, keyword: &str, wanted: &[BlockKind]) {
+    /// `keyword` (the closing instruction's mnemonic) where the innermost open block is not
+    /// one of `wanted`: E0163 where such a block is open further out (the blocks cross),
+    /// `code` where none is.
+    fn close_error(&mut self, span: Span, keyword: &str, wanted: &[BlockKind], code: &'static str) {
         let Some(k) = self.kernel.as_mut() else { return };
-        let opener = if wanted.contains(&BlockKind::Loop) { "loop" } else { "if" };
+        let opener =
+            if wanted.contains(&BlockKind::Loop) { Opcode::Loop } else { Opcode::If }.mnemonic();
         // A matching opener further down the stack means the blocks cross.
         if let Some(pos) = k.blocks.iter().rposition(|b| wanted.contains(&b.kind)) {
             let inner = &k.blocks[k.blocks.len() - 1];
-            let inner_name = if inner.kind == BlockKind::Loop { "loop" } else { "if" };
+            let (inner_name, close) =
+                (inner.kind.opener().mnemonic(), inner.kind.closer().mnemonic());
             let (inner_span, outer_span) = (inner.span.clone(), k.blocks[pos].span.clone());
             let inner_line = self.line_of(inner_span.start);
-            let close = if inner_name == "loop" { "endloop" } else { "endif" };
             let d = self.error("E0163", span, format!("`{keyword}` crosses the `{inner_name}` opened at line {inner_line}, which is still open"));
             d.labels.push((inner_span, format!("this `{inner_name}` needs `{close}` first")));
             d.labels.push((outer_span, format!("the `{opener}` this `{keyword}` would close")));
@@ -115,11 +119,6 @@ impl Lowering<'_> {
             }
             return;
         }
-        let code = match keyword {
-            "else" => "E0160",
-            "endif" => "E0162",
-            _ => "E0164",
-        };
         self.error(code, span, format!("`{keyword}` without a matching `{opener}`"));
     }
 
@@ -142,7 +141,7 @@ impl Lowering<'_> {
         // Wave-wide results (reductions, votes) agree within a wave but may still differ
         // between the waves of a workgroup, which is what a barrier cares about.
         // A prefix sum differs between lanes even over uniform values.
-        let varies = varying_source || op.mnemonic == "wave_prefix_sum";
+        let varies = varying_source || op.op == Opcode::WavePrefixSum;
         for form in op.operands {
             match form {
                 Form::Reg { write: true, slot, .. } if varies => {

@@ -6,13 +6,12 @@ use wave_diag::{Span, did_you_mean};
 use wave_isa::{Category, Inst, Operand as Form};
 use wave_wbin::{Kernel, LineEntry, Symbol, SymbolKind};
 
-use super::{BlockKind, KernelState, Lowering};
+use super::{KernelState, Lowering};
 
 impl Lowering<'_> {
     pub(super) fn finish_kernel(&mut self, k: KernelState) {
         for b in &k.blocks {
-            let (name, close) =
-                if b.kind == BlockKind::Loop { ("loop", "endloop") } else { ("if", "endif") };
+            let (name, close) = (b.kind.opener().mnemonic(), b.kind.closer().mnemonic());
             let d = self.error("E0165", b.span.clone(), format!("this `{name}` is never closed"));
             d.notes.push(format!("add `{close}` before the kernel's `.end`"));
         }

@@ -2,7 +2,7 @@
 //! guard and operands checked, and the encoded result placed in the module.
 
 use wave_diag::{Span, did_you_mean};
-use wave_isa::{Guard, Inst, SuffixError, lookup};
+use wave_isa::{Flow, Guard, Inst, Opcode, SuffixError, lookup, lookup_name};
 use wave_wbin::LineEntry;
 
 use crate::syntax::{InstructionSyntax, OperandKind, Stmt};
@@ -27,11 +27,18 @@ impl Lowering<'_> {
             }
         }
         let lower = syntax.mnemonic.to_ascii_lowercase();
-        // `mov rd, sr_x` and `mov rd, imm` are aliases of mov_special and mov_imm.
-        let mnemonic = match (lower.as_str(), operands.get(1).map(|o| &o.kind)) {
-            ("mov", Some(OperandKind::Special(_))) => "mov_special",
-            ("mov", Some(OperandKind::Integer(_) | OperandKind::Float(_))) => "mov_imm",
-            _ => lower.as_str(),
+        // `mov rd, sr_x` and `mov rd, imm` are aliases of mov_special and mov_imm where the
+        // name alone is the `mov` row (`mov.x` stays an unknown suffix of `mov`). The name is
+        // looked up only when the second operand could make it an alias.
+        let alias = match operands.get(1).map(|o| &o.kind) {
+            Some(OperandKind::Special(_)) => Some(Opcode::MovSpecial),
+            Some(OperandKind::Integer(_) | OperandKind::Float(_)) => Some(Opcode::MovImm),
+            _ => None,
+        }
+        .filter(|_| lookup_name(&lower).is_some_and(|(op, _)| op.op == Opcode::Mov));
+        let mnemonic = match alias {
+            Some(op) => op.mnemonic(),
+            None => lower.as_str(),
         };
         let resolved = match lookup(mnemonic, &extra) {
             Ok(r) => r,
@@ -49,14 +56,23 @@ impl Lowering<'_> {
         };
         if let Some(g) = &syntax.guard {
             if !op.predicable {
-                let note = match op.mnemonic {
-                    "break" | "continue" | "if" => format!(
+                let note = match op.flags.flow {
+                    Flow::If | Flow::Break | Flow::Continue => format!(
                         "`{0}` takes its predicate as an operand: `{0} p0` or `{0} !p0`",
                         op.mnemonic
                     ),
-                    _ => "structured control flow, calls and barriers apply to the whole wave; \
+                    Flow::Next
+                    | Flow::Else
+                    | Flow::Endif
+                    | Flow::Loop
+                    | Flow::Endloop
+                    | Flow::Call
+                    | Flow::Return
+                    | Flow::Halt => {
+                        "structured control flow, calls and barriers apply to the whole wave; \
                           put them inside `if pN` ... `endif` instead"
-                        .to_owned(),
+                            .to_owned()
+                    }
                 };
                 self.error(
                     "E0110",
