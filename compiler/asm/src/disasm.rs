@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use wave_isa::{ImmKind, Operand, format_float, write_inst};
+use wave_isa::{Flow, ImmKind, Opcode, Operand, format_float, write_inst};
 use wave_wbin::Module;
 
 /// Prints `module` as canonical assembly.
@@ -27,7 +27,7 @@ pub fn disassemble(module: &Module) -> String {
             .map(|s| (s.offset, s.name.clone()))
             .collect();
         for (_, inst) in module.instructions(kernel) {
-            if inst.opcode == 0x67 {
+            if inst.opcode == Opcode::Call as u8 {
                 let target = inst.ext.unwrap_or(0);
                 if !labels.iter().any(|(o, _)| *o == target) {
                     let mut name = format!("fn_{target:x}");
@@ -59,8 +59,9 @@ pub fn disassemble(module: &Module) -> String {
             while let Some((_, name)) = label_at.next_if(|(o, _)| *o <= pc) {
                 let _ = writeln!(out, "{name}:");
             }
-            let mnemonic = inst.info().map_or("", |op| op.mnemonic);
-            if matches!(mnemonic, "else" | "endif" | "endloop") {
+            let (out_one, in_after) =
+                crate::indentation(inst.info().map_or(Flow::Next, |op| op.flags.flow));
+            if out_one {
                 depth = depth.saturating_sub(1).max(1);
             }
             let mut line = String::new();
@@ -69,7 +70,7 @@ pub fn disassemble(module: &Module) -> String {
                 let _ = write!(line, "  ; {comment}");
             }
             let _ = writeln!(out, "{}{line}", "    ".repeat(depth));
-            if matches!(mnemonic, "if" | "else" | "loop") {
+            if in_after {
                 depth += 1;
             }
         }

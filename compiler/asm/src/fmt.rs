@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use wave_diag::Diagnostic;
+use wave_isa::Flow;
 
 use crate::syntax::{ArgKind, OperandKind, StmtKind};
 use crate::{Assembly, assemble};
@@ -97,8 +98,9 @@ fn render(text: &str, assembly: &Assembly) -> String {
                 StmtKind::Label { name, .. } => format!("{name}:"),
                 StmtKind::Instruction(syntax) => {
                     let Some(p) = placed.get(&i) else { continue };
-                    let mnemonic = p.inst.info().map_or("", |op| op.mnemonic);
-                    if matches!(mnemonic, "else" | "endif" | "endloop") {
+                    let (out_one, in_after) =
+                        crate::indentation(p.inst.info().map_or(Flow::Next, |op| op.flags.flow));
+                    if out_one {
                         depth = depth.saturating_sub(1);
                     }
                     let mut code = INDENT.repeat(1 + depth);
@@ -120,7 +122,7 @@ fn render(text: &str, assembly: &Assembly) -> String {
                         code.push(' ');
                         code.push_str(&operands.join(", "));
                     }
-                    if matches!(mnemonic, "if" | "else" | "loop") {
+                    if in_after {
                         depth += 1;
                     }
                     code

@@ -14,7 +14,7 @@ mod lower;
 pub mod syntax;
 
 use wave_diag::Diagnostic;
-use wave_isa::{OpInfo, Operand, Width};
+use wave_isa::{Flow, OpInfo, Operand, Width};
 use wave_wbin::Module;
 
 pub use disasm::disassemble;
@@ -67,6 +67,20 @@ fn assemble_parsed(text: &str, file: &str, mut parsed: syntax::Parsed) -> Assemb
         parsed,
         placed: lowering.placed,
         kernels: lowering.kernels,
+    }
+}
+
+/// How an instruction moves the block indentation of printed text: whether it sits one level
+/// out from the lines before it (it closes or continues a block), and whether the lines after
+/// it sit one level in (it opens or continues one).
+pub(crate) fn indentation(flow: Flow) -> (bool, bool) {
+    match flow {
+        Flow::If | Flow::Loop => (false, true),
+        Flow::Else => (true, true),
+        Flow::Endif | Flow::Endloop => (true, false),
+        Flow::Next | Flow::Break | Flow::Continue | Flow::Call | Flow::Return | Flow::Halt => {
+            (false, false)
+        }
     }
 }
 
