@@ -1,7 +1,7 @@
 //! Assembler, disassembler and formatter tests.
 
 use proptest::prelude::*;
-use wave_isa::{OPCODES, arbitrary_inst, write_inst};
+use wave_isa::{Flow, OPCODES, Opcode, arbitrary_inst, write_inst};
 
 use crate::*;
 
@@ -291,20 +291,20 @@ proptest! {
         let mut it = seed.into_iter().cycle();
         let mut inst = arbitrary_inst(op, &mut || it.next().unwrap_or(0));
         // Call targets must be instructions of the kernel: point them at the call itself.
-        if op.mnemonic == "call" {
+        if op.op == Opcode::Call {
             inst.ext = Some(0);
         }
         let mut text = String::new();
         write_inst(&inst, &mut text, &|offset| (offset == 0).then(|| "self".to_owned()));
         // Structured control flow needs its block around it to assemble.
-        let (before, after) = match op.mnemonic {
-            "if" => ("", "endif"),
-            "loop" => ("", "endloop"),
-            "else" => ("if p0", "endif"),
-            "endif" => ("if p0", ""),
-            "endloop" => ("loop", ""),
-            "break" | "continue" => ("loop", "endloop"),
-            _ => ("", ""),
+        let (before, after) = match op.flags.flow {
+            Flow::If => ("", "endif"),
+            Flow::Loop => ("", "endloop"),
+            Flow::Else => ("if p0", "endif"),
+            Flow::Endif => ("if p0", ""),
+            Flow::Endloop => ("loop", ""),
+            Flow::Break | Flow::Continue => ("loop", "endloop"),
+            Flow::Next | Flow::Call | Flow::Return | Flow::Halt => ("", ""),
         };
         let source = format!(".kernel k\nself:\n    {before}\n    {text}\n    {after}\n.end\n");
         let a = assemble(&source, "p.wave");
@@ -535,7 +535,8 @@ const BODY: &[&str] = &[
 /// loop, 3 = else (when the innermost block is an if without one), 4 = close.
 fn structured(ops: &[(u8, usize)]) -> String {
     let mut out = String::from(".kernel k   ; head\n.param a: ptr\n");
-    let mut stack: Vec<(&str, bool)> = Vec::new();
+    // Each open block's closer, and whether an `if` has had its `else`.
+    let mut stack: Vec<(Opcode, bool)> = Vec::new();
     for &(op, i) in ops {
         let indent = "    ".repeat(stack.len() + 1);
         match op {
@@ -545,27 +546,27 @@ fn structured(ops: &[(u8, usize)]) -> String {
                     if i % 2 == 0 { "!" } else { "" },
                     i % 4
                 ));
-                stack.push(("endif", false));
+                stack.push((Opcode::Endif, false));
             }
             2 => {
                 out.push_str(&format!("{indent}{}loop\n", if i % 3 == 0 { "top: " } else { "" }));
-                stack.push(("endloop", false));
+                stack.push((Opcode::Endloop, false));
             }
-            3 if matches!(stack.last(), Some(("endif", false))) => {
+            3 if matches!(stack.last(), Some((Opcode::Endif, false))) => {
                 out.push_str(&format!("{}else\n", "    ".repeat(stack.len())));
                 if let Some(top) = stack.last_mut() {
                     top.1 = true;
                 }
             }
             4 if !stack.is_empty() => {
-                let (close, _) = stack.pop().unwrap_or(("endif", false));
-                out.push_str(&format!("{}{close}\n", "    ".repeat(stack.len() + 1)));
+                let (close, _) = stack.pop().unwrap_or((Opcode::Endif, false));
+                out.push_str(&format!("{}{}\n", "    ".repeat(stack.len() + 1), close.mnemonic()));
             }
             _ => out.push_str(&format!("{indent}{}\n", BODY[i % BODY.len()])),
         }
     }
     while let Some((close, _)) = stack.pop() {
-        out.push_str(&format!("{}{close}\n", "    ".repeat(stack.len() + 1)));
+        out.push_str(&format!("{}{}\n", "    ".repeat(stack.len() + 1), close.mnemonic()));
     }
     out.push_str(".end");
     out
