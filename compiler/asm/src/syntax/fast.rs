@@ -33,6 +33,7 @@
 //! reserved words `if else endif loop endloop` are never names.
 
 use wave_diag::Span;
+use wave_isa::{Flow, lookup_name};
 
 use super::{
     Arg, ArgKind, GuardSyntax, InstructionSyntax, Operand, OperandKind, Parsed, Stmt, StmtKind,
@@ -155,8 +156,10 @@ fn scan(text: &str) -> Option<Scan> {
             blocks.clone_from(&stacks[info.stack]);
             in_kernel = info.in_kernel;
             // A block keyword the line starts with is taken to do what it says.
-            if let Some(word) = first_word(code).filter(|w| RESERVED.contains(w)) {
-                apply_keyword(&mut blocks, word);
+            if let Some(flow) =
+                first_word(code).filter(|w| RESERVED.contains(w)).and_then(keyword_flow)
+            {
+                follow(&mut blocks, flow);
                 lenient = true;
             } else if structural(code) {
                 lenient = true;
@@ -203,20 +206,40 @@ fn first_word(line: &str) -> Option<&str> {
     line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).find(|w| !w.is_empty())
 }
 
-/// What a block keyword does to the open blocks, where it matches them (nothing otherwise).
-fn apply_keyword(blocks: &mut Vec<Block>, word: &str) {
-    match (word, blocks.last()) {
-        ("if", _) => blocks.push(Block::If),
-        ("loop", _) => blocks.push(Block::Loop),
-        ("else", Some(Block::If)) => {
-            blocks.pop();
-            blocks.push(Block::Else);
+/// What a block keyword (one of [`RESERVED`]) does, from its row of the isa table: the
+/// parser recognises the words, the table says what they mean.
+fn keyword_flow(word: &str) -> Option<Flow> {
+    lookup_name(word).map(|(op, _)| op.flags.flow)
+}
+
+/// Follows a block keyword over the open blocks: `if` and `loop` open one; `else`, `endif`
+/// and `endloop` continue or close the innermost where they match it, and otherwise change
+/// nothing and give `false`.
+fn follow(blocks: &mut Vec<Block>, flow: Flow) -> bool {
+    match flow {
+        Flow::If => blocks.push(Block::If),
+        Flow::Loop => blocks.push(Block::Loop),
+        Flow::Else => match blocks.last_mut() {
+            Some(top @ Block::If) => *top = Block::Else,
+            _ => return false,
+        },
+        Flow::Endif => match blocks.last() {
+            Some(Block::If | Block::Else) => {
+                blocks.pop();
+            }
+            _ => return false,
+        },
+        Flow::Endloop => match blocks.last() {
+            Some(Block::Loop) => {
+                blocks.pop();
+            }
+            _ => return false,
+        },
+        Flow::Next | Flow::Break | Flow::Continue | Flow::Call | Flow::Return | Flow::Halt => {
+            return false;
         }
-        ("endif", Some(Block::If | Block::Else)) | ("endloop", Some(Block::Loop)) => {
-            blocks.pop();
-        }
-        _ => {}
     }
+    true
 }
 
 /// The lines of a scan that it could not read, parsed by tree-sitter in windows: each bad
@@ -712,18 +735,16 @@ impl<'a> Line<'a> {
                 if label_seen || !self.at_end(parsed)? {
                     return None;
                 }
-                match (word, blocks.last()) {
-                    ("else", Some(Block::If)) => {
-                        if !has_newline {
-                            return None;
-                        }
-                        *blocks.last_mut()? = Block::Else;
+                let flow = keyword_flow(word)?;
+                // An `else` on a last line without a newline is tree-sitter's, matched or not.
+                if flow == Flow::Else && !has_newline {
+                    return None;
+                }
+                if !follow(blocks, flow) {
+                    if !(self.lenient && has_newline) {
+                        return None;
                     }
-                    ("endif", Some(Block::If | Block::Else)) | ("endloop", Some(Block::Loop)) => {
-                        blocks.pop();
-                    }
-                    _ if self.lenient && has_newline => self.mismatch = true,
-                    _ => return None,
+                    self.mismatch = true;
                 }
                 let end = span.end;
                 push_keyword(parsed, word, span, Vec::new(), end);
