@@ -32,6 +32,8 @@
 //! special register only when the whole word has that shape (`r1x` is an identifier), and the
 //! reserved words `if else endif loop endloop` are never names.
 
+use std::sync::OnceLock;
+
 use wave_diag::Span;
 use wave_isa::{Flow, lookup_name};
 
@@ -207,9 +209,12 @@ fn first_word(line: &str) -> Option<&str> {
 }
 
 /// What a block keyword (one of [`RESERVED`]) does, from its row of the isa table: the
-/// parser recognises the words, the table says what they mean.
+/// parser recognises the words, the table says what they mean. The rows are looked up once,
+/// so that a keyword line costs no hash.
 fn keyword_flow(word: &str) -> Option<Flow> {
-    lookup_name(word).map(|(op, _)| op.flags.flow)
+    static FLOWS: OnceLock<[Option<Flow>; RESERVED.len()]> = OnceLock::new();
+    let flows = FLOWS.get_or_init(|| RESERVED.map(|w| lookup_name(w).map(|(op, _)| op.flags.flow)));
+    RESERVED.iter().position(|w| *w == word).and_then(|i| flows[i])
 }
 
 /// Follows a block keyword over the open blocks: `if` and `loop` open one; `else`, `endif`
