@@ -65,6 +65,20 @@ impl<'t> LineIndex<'t> {
         Position { line: line as u32, character: character as u32 }
     }
 
+    /// Positions of offsets in increasing order, each found by walking on from the last one:
+    /// a request that converts every token of a file reads the text once instead of searching
+    /// the rope per position.
+    pub(crate) fn cursor(&self) -> Cursor<'t> {
+        Cursor {
+            rope: self.rope,
+            encoding: self.encoding,
+            chars: self.rope.chars().peekable(),
+            offset: 0,
+            line: 0,
+            character: 0,
+        }
+    }
+
     pub(crate) fn range(&self, r: Range<usize>) -> lsp::Range {
         lsp::Range { start: self.position(r.start), end: self.position(r.end) }
     }
@@ -74,6 +88,43 @@ impl<'t> LineIndex<'t> {
         let line = self.rope.byte_to_line(offset.min(self.rope.len_bytes()));
         let text = self.rope.line(line).to_string();
         text.strip_suffix('\n').unwrap_or(&text).to_owned()
+    }
+}
+
+/// See [`LineIndex::cursor`].
+pub(crate) struct Cursor<'t> {
+    rope: &'t Rope,
+    encoding: Encoding,
+    chars: std::iter::Peekable<ropey::iter::Chars<'t>>,
+    offset: usize,
+    line: u32,
+    character: u32,
+}
+
+impl Cursor<'_> {
+    /// The position of `offset` (inside a character: its start); an offset before the last
+    /// one asked is found by searching the rope instead.
+    pub(crate) fn position(&mut self, offset: usize) -> Position {
+        if offset < self.offset {
+            return LineIndex::new(self.rope, self.encoding).position(offset);
+        }
+        while let Some(&c) = self.chars.peek() {
+            if self.offset + c.len_utf8() > offset {
+                break;
+            }
+            self.chars.next();
+            self.offset += c.len_utf8();
+            if c == '\n' {
+                self.line += 1;
+                self.character = 0;
+            } else {
+                self.character += match self.encoding {
+                    Encoding::Utf8 => c.len_utf8() as u32,
+                    Encoding::Utf16 => c.len_utf16() as u32,
+                };
+            }
+        }
+        Position { line: self.line, character: self.character }
     }
 }
 
@@ -156,6 +207,19 @@ mod tests {
         assert_eq!(u16.offset(Position { line: 9, character: 0 }), text.len());
         assert_eq!(u16.offset(Position { line: 0, character: 99 }), 1);
         assert_eq!(u8.line_text(x), "; é𝄞x");
+        // The cursor agrees with the index, forwards and after a step back.
+        for enc in [Encoding::Utf8, Encoding::Utf16] {
+            let idx = LineIndex::new(&rope, enc);
+            let mut cursor = idx.cursor();
+            let offsets: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+            for &o in offsets.iter().chain([&3, &text.len(), &0]) {
+                assert_eq!(cursor.position(o), idx.position(o), "{enc:?} {o}");
+            }
+            // Inside a character: that character's start; past the end: the end.
+            let mut cursor = idx.cursor();
+            assert_eq!(cursor.position(5), idx.position(4), "{enc:?}");
+            assert_eq!(cursor.position(text.len() + 9), idx.position(text.len()), "{enc:?}");
+        }
         // A CRLF line keeps its CR, as a client that sends one expects back.
         let crlf = Rope::from_str("a\r\nb");
         let idx = LineIndex::new(&crlf, Encoding::Utf16);

@@ -495,6 +495,7 @@ pub(crate) fn semantic_tokens(s: &State, doc: &Document, index: &LineIndex<'_>) 
     const MODIFIED: u32 = 16;
     let mut data = Vec::new();
     let (mut line, mut col) = (0u32, 0u32);
+    let mut cursor = index.cursor();
     for t in wave_ide::file_tokens(&s.db, doc.file) {
         let (ty, modifiers) = match &t.kind {
             K::Mnemonic { .. } => (0, 0),
@@ -510,8 +511,8 @@ pub(crate) fn semantic_tokens(s: &State, doc: &Document, index: &LineIndex<'_>) 
             K::Number => (6, 0),
             K::Comment => (7, 0),
         };
-        let start = index.position(t.range.start);
-        let end = index.position(t.range.end);
+        let start = cursor.position(t.range.start);
+        let end = cursor.position(t.range.end);
         if end.line != start.line || end.character <= start.character {
             continue;
         }
