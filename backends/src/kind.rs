@@ -42,30 +42,14 @@ pub(crate) enum WaveOp {
     Reduce(ReduceOp),
 }
 
-/// The lane a shuffle reads, from the reader's lane and `rs2`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Shuffle {
-    /// `wave_shuffle`, `wave_shuffle_idx`: lane `rs2`.
-    Index,
-    /// `wave_shuffle_up`: the lane `rs2` below.
-    Up,
-    /// `wave_shuffle_down`: the lane `rs2` above.
-    Down,
-    /// `wave_shuffle_xor`: the lane whose id is the reader's xor `rs2`.
-    Xor,
-    /// `wave_broadcast`: lane `rs2` (the same for every lane).
-    Broadcast,
-}
+/// The lane a shuffle reads (the ISA's own type).
+pub(crate) use wave_isa::Shuffle;
 
 impl Kind {
     /// The kind of `op`.
     pub(crate) fn of(op: Operation) -> Kind {
         match op {
-            Operation::Shuffle => Kind::Wave(WaveOp::Shuffle(Shuffle::Index)),
-            Operation::ShuffleUp => Kind::Wave(WaveOp::Shuffle(Shuffle::Up)),
-            Operation::ShuffleDown => Kind::Wave(WaveOp::Shuffle(Shuffle::Down)),
-            Operation::ShuffleXor => Kind::Wave(WaveOp::Shuffle(Shuffle::Xor)),
-            Operation::Broadcast => Kind::Wave(WaveOp::Shuffle(Shuffle::Broadcast)),
+            Operation::Shuffle(from) => Kind::Wave(WaveOp::Shuffle(from)),
             Operation::Ballot => Kind::Wave(WaveOp::Ballot),
             Operation::Any => Kind::Wave(WaveOp::Any),
             Operation::All => Kind::Wave(WaveOp::All),

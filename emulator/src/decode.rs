@@ -263,11 +263,7 @@ fn class_of(code: Code) -> u8 {
         | Code::DeviceLoad(_)
         | Code::DeviceStore(_)
         | Code::Atomic(..) => 1,
-        Code::Shuffle
-        | Code::ShuffleUp
-        | Code::ShuffleDown
-        | Code::ShuffleXor
-        | Code::Broadcast
+        Code::Shuffle(_)
         | Code::Ballot
         | Code::Any
         | Code::All

@@ -388,11 +388,7 @@ impl Kernel<'_, '_> {
             }
             // `inst` sends wave operations to the wave room, and `lower` makes statements of
             // barriers and control flow: none of them reaches here.
-            Operation::Shuffle
-            | Operation::ShuffleUp
-            | Operation::ShuffleDown
-            | Operation::ShuffleXor
-            | Operation::Broadcast
+            Operation::Shuffle(_)
             | Operation::Ballot
             | Operation::Any
             | Operation::All

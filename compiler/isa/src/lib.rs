@@ -38,8 +38,8 @@ pub use lookup::{
 pub use opcode::Opcode;
 pub use operation::Operation;
 pub use subop::{
-    AtomicOp, BitOp, FenceOrder, FloatCond, IntCond, MemWidth, ReduceOp, Round, Shift, Transc,
-    UintCond,
+    AtomicOp, BitOp, FenceOrder, FloatCond, IntCond, MemWidth, ReduceOp, Round, Shift, Shuffle,
+    Transc, UintCond,
 };
 pub use table::*;
 pub use text::{format_float, write_inst, write_mnemonic};

@@ -7,7 +7,7 @@
 //! `wave_reduce`, the type and memory of an atomic) are separate variants or fields, so a
 //! consumer matches once and never decodes modifier bits itself.
 
-use crate::subop::{AtomicOp, FloatCond, IntCond, MemWidth, ReduceOp, UintCond};
+use crate::subop::{AtomicOp, FloatCond, IntCond, MemWidth, ReduceOp, Shuffle, UintCond};
 use crate::{AtomicType, Inst, Opcode};
 
 /// What an instruction does, with the sub-operation its modifier selects as a type
@@ -74,11 +74,8 @@ pub enum Operation {
     DeviceStore(MemWidth),
     /// Operation, type, Local Memory.
     Atomic(AtomicOp, AtomicType, bool),
-    Shuffle,
-    ShuffleUp,
-    ShuffleDown,
-    ShuffleXor,
-    Broadcast,
+    /// The shuffles and `wave_broadcast`, by the lane they read.
+    Shuffle(Shuffle),
     Ballot,
     Any,
     All,
@@ -194,11 +191,11 @@ fn of(opcode: Opcode, inst: &Inst) -> Option<Operation> {
         Opcode::LocalStore => Operation::LocalStore(MemWidth::from_bits(m)?),
         Opcode::DeviceLoad => Operation::DeviceLoad(MemWidth::from_bits(m)?),
         Opcode::DeviceStore => Operation::DeviceStore(MemWidth::from_bits(m)?),
-        Opcode::WaveShuffle | Opcode::WaveShuffleIdx => Operation::Shuffle,
-        Opcode::WaveShuffleUp => Operation::ShuffleUp,
-        Opcode::WaveShuffleDown => Operation::ShuffleDown,
-        Opcode::WaveShuffleXor => Operation::ShuffleXor,
-        Opcode::WaveBroadcast => Operation::Broadcast,
+        Opcode::WaveShuffle | Opcode::WaveShuffleIdx => Operation::Shuffle(Shuffle::Index),
+        Opcode::WaveShuffleUp => Operation::Shuffle(Shuffle::Up),
+        Opcode::WaveShuffleDown => Operation::Shuffle(Shuffle::Down),
+        Opcode::WaveShuffleXor => Operation::Shuffle(Shuffle::Xor),
+        Opcode::WaveBroadcast => Operation::Shuffle(Shuffle::Broadcast),
         Opcode::WaveBallot => Operation::Ballot,
         Opcode::WaveAny => Operation::Any,
         Opcode::WaveAll => Operation::All,

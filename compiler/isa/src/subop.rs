@@ -226,3 +226,19 @@ subop! {
         AcqRel = 2 "acq_rel",
     }
 }
+
+/// Which lane a shuffle reads, from the reader's lane and `rs2`: the shuffle opcodes and
+/// `wave_broadcast`, one [`crate::Operation`] told apart by this.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shuffle {
+    /// `wave_shuffle`, `wave_shuffle_idx`: lane `rs2`.
+    Index,
+    /// `wave_shuffle_up`: the lane `rs2` below.
+    Up,
+    /// `wave_shuffle_down`: the lane `rs2` above.
+    Down,
+    /// `wave_shuffle_xor`: the lane whose id is the reader's xor `rs2`.
+    Xor,
+    /// `wave_broadcast`: lane `rs2` (the same for every lane).
+    Broadcast,
+}

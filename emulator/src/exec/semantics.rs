@@ -2,7 +2,7 @@
 //! opcode (integer, float, bitwise, compare, memory, wave operations, control flow,
 //! conversions, half and double precision), using the row operations and the memory room.
 
-use wave_isa::{FloatCond, IntCond, ReduceOp, UintCond};
+use wave_isa::{FloatCond, IntCond, ReduceOp, Shuffle, UintCond};
 
 use crate::Trap;
 use crate::decode::{Code, Op};
@@ -221,11 +221,7 @@ impl Exec {
             Code::DeviceLoad(width) => self.load(wave, op, mask, width, false)?,
             Code::DeviceStore(width) => self.store(wave, op, mask, width, false)?,
             Code::Atomic(kind, ty, local) => self.atomic(wave, op, mask, kind, ty, local)?,
-            Code::Shuffle => self.shuffle(wave, op, mask, |_, s| Some(s)),
-            Code::ShuffleUp => self.shuffle(wave, op, mask, |l, s| l.checked_sub(s)),
-            Code::ShuffleDown => self.shuffle(wave, op, mask, |l, s| Some(l + s)),
-            Code::ShuffleXor => self.shuffle(wave, op, mask, |l, s| Some(l ^ s)),
-            Code::Broadcast => self.shuffle(wave, op, mask, |_, s| Some(s)),
+            Code::Shuffle(from) => self.shuffle(wave, op, mask, from),
             Code::Ballot => {
                 let value = (self.pred_value(wave, op.pred) & mask) as u32;
                 self.blend(wave, op.rd, mask, [value; LANES]);
@@ -466,22 +462,22 @@ impl Exec {
         Ok(())
     }
 
-    /// The shuffles and `wave_broadcast`: each lane of `mask` takes the value of lane
-    /// `from(lane, rs2)` of `rs1`, or keeps its own where that lane is out of range or inactive.
-    #[inline(never)]
-    fn shuffle(
-        &mut self,
-        wave: &mut Wave,
-        op: &Op,
-        mask: u64,
-        from: impl Fn(u64, u64) -> Option<u64>,
-    ) {
+    /// The shuffles and `wave_broadcast`: each lane of `mask` takes the value of the lane
+    /// `which` names of `rs1`, or keeps its own where that lane is out of range or inactive.
+    fn shuffle(&mut self, wave: &mut Wave, op: &Op, mask: u64, which: Shuffle) {
         let w = self.w;
         let src = *self.src(wave, op.rs1);
         let sel = *self.src(wave, op.rs2);
         let mut own = 0u32;
         for l in lanes(mask) {
-            let v = match from(l as u64, u64::from(sel[l])) {
+            let (lane, s) = (l as u64, u64::from(sel[l]));
+            let from = match which {
+                Shuffle::Index | Shuffle::Broadcast => Some(s),
+                Shuffle::Up => lane.checked_sub(s),
+                Shuffle::Down => Some(lane + s),
+                Shuffle::Xor => Some(lane ^ s),
+            };
+            let v = match from {
                 Some(from) if from < w as u64 && mask >> from & 1 == 1 => src[from as usize],
                 _ => {
                     own += 1;
