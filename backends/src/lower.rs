@@ -226,7 +226,7 @@ impl Lower<'_, '_> {
         // Falling off the end of a function's code halts the lanes that get there.
         let ends = match body.last() {
             Some(Node::Inst(n)) => {
-                matches!(self.program.insts[*n].op, Operation::Return | Operation::Halt)
+                matches!(self.program.insts[*n].flags.flow, Flow::Return | Flow::Halt)
                     && self.program.insts[*n].inst.guard.is_none()
             }
             _ => false,
@@ -314,9 +314,8 @@ impl Lower<'_, '_> {
     fn closed(&self, node: &Node, loops: usize) -> bool {
         match node {
             Node::Inst(n) => {
-                let op = self.program.insts[*n].op;
-                self.is_plain(*n)
-                    || (loops > 0 && matches!(op, Operation::Break | Operation::Continue))
+                let flow = self.program.insts[*n].flags.flow;
+                self.is_plain(*n) || (loops > 0 && matches!(flow, Flow::Break | Flow::Continue))
             }
             Node::If { then, otherwise, .. } => {
                 then.iter().chain(otherwise).all(|n| self.closed(n, loops))
@@ -328,16 +327,7 @@ impl Lower<'_, '_> {
     /// Whether instruction `n` is plain: no control flow, no wave operation, no barrier.
     fn is_plain(&self, n: usize) -> bool {
         let i = &self.program.insts[n];
-        !i.is_wave_op()
-            && !matches!(
-                i.op,
-                Operation::Break
-                    | Operation::Continue
-                    | Operation::Call
-                    | Operation::Return
-                    | Operation::Halt
-                    | Operation::Barrier
-            )
+        !i.is_wave_op() && i.flags.flow == Flow::Next && i.op != Operation::Barrier
     }
 
     fn node(&mut self, node: &Node) -> Vec<Stmt> {

@@ -171,7 +171,7 @@ pub(crate) fn analyse<'m>(
                 ));
             }
         }
-        if i.inst.guard.is_some() && is_unguardable(i.op) {
+        if i.inst.guard.is_some() && is_unguardable(i) {
             problems.push(Problem::error(
                 codes::GUARDED_CONTROL,
                 &kernel.name,
@@ -420,21 +420,10 @@ fn parse_block(insts: &[Instr], pos: &mut usize, top: bool) -> Vec<Node> {
     block
 }
 
-/// Control flow that acts on the whole wave and so takes no guard.
-fn is_unguardable(op: Operation) -> bool {
-    matches!(
-        op,
-        Operation::If
-            | Operation::Else
-            | Operation::Endif
-            | Operation::Loop
-            | Operation::Break
-            | Operation::Continue
-            | Operation::Endloop
-            | Operation::Call
-            | Operation::Return
-            | Operation::Barrier
-    )
+/// Control flow that acts on the whole wave and so takes no guard (`halt` takes one), and
+/// barriers.
+fn is_unguardable(i: &Instr) -> bool {
+    !matches!(i.flags.flow, Flow::Next | Flow::Halt) || i.op == Operation::Barrier
 }
 
 /// The instruction's canonical mnemonic.

@@ -31,6 +31,14 @@ pub enum Flow {
     Halt,
 }
 
+impl Flags {
+    /// Ordered against every memory access (barriers, fences, `wait`, calls): an instruction
+    /// a pass may not move, guard or speculate.
+    pub fn orders_memory(self) -> bool {
+        self.reads_memory && self.writes_memory && !self.lane_varying
+    }
+}
+
 impl Flow {
     /// Whether it opens a block (`if`, `loop`).
     pub fn opens(self) -> bool {

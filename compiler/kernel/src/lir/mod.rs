@@ -244,5 +244,5 @@ fn guardable(i: &Inst) -> bool {
         && i.pred_defs().next().is_none()
         && i.pred_uses().next().is_none()
         && !i.code.flags().cross_lane
-        && !matches!(i.code.opcode, Opcode::Barrier | Opcode::Fence)
+        && !i.code.flags().orders_memory()
 }
