@@ -110,3 +110,36 @@ mod tests {
         assert_eq!(render(&text).expect("again"), text);
     }
 }
+
+#[cfg(test)]
+mod nvim {
+    use super::*;
+
+    /// The Neovim plugin's example configurations use only keys of the schema (or the ones
+    /// every client sets), so a key renamed in `SETTINGS` cannot leave them behind.
+    #[test]
+    fn the_neovim_configurations_use_only_keys_of_the_schema() {
+        let path = crate::root().join("editors/nvim/lua/wave/dap.lua");
+        let text = std::fs::read_to_string(&path).expect("dap.lua");
+        let start = text.find("local configurations = {").expect("the configurations table");
+        let body = &text[start..];
+        let end = body.find("\n  }\n").expect("its end");
+        let mut keys = Vec::new();
+        for line in body[..end].lines().skip(1) {
+            // Keys of a configuration sit at six spaces: `      name = ...`.
+            let Some(rest) = line.strip_prefix("      ") else { continue };
+            if rest.starts_with(' ') {
+                continue;
+            }
+            if let Some((key, _)) = rest.split_once(" = ") {
+                keys.push(key.trim().to_owned());
+            }
+        }
+        assert!(keys.iter().any(|k| k == "program"), "{keys:?}");
+        for key in &keys {
+            let known = SETTINGS.iter().any(|s| s.key == key)
+                || ["type", "request", "name"].contains(&key.as_str());
+            assert!(known, "dap.lua sets `{key}`, which is not a launch setting");
+        }
+    }
+}
