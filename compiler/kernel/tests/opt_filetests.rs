@@ -142,6 +142,18 @@ fn bad_mir_is_an_error_with_its_line() {
             "line 4: the last block has no terminator",
         ),
         ("func k() {\n", "line 1: expected `kernel NAME(...) {`"),
+        (
+            "kernel k() {\nbb0:\n    %0 = neg %7 : i32\n    return\n}\n",
+            "line 5: `%7` is read but never defined",
+        ),
+        (
+            "kernel k() {\nbb0:\n    jump bb4\n}\n",
+            "line 4: `bb4` is named but the kernel has 1 blocks",
+        ),
+        (
+            "kernel k() {\nbb0:\n    %4000000000 = const 1 : i32\n    return\n}\n",
+            "line 3: value `%4000000000` is past the limit",
+        ),
     ];
     for (text, want) in cases {
         let e = mir::parse(text).expect_err(text).to_string();

@@ -105,12 +105,20 @@ fn ty(text: &str) -> Result<Ty, String> {
     Ok(Ty::Scalar(scalar(text)?))
 }
 
+/// The most values a parsed function may number (the type table has one entry per number).
+const MAX_VALUES: u32 = 1 << 20;
+
 fn value(text: &str) -> Result<Value, String> {
-    text.trim()
+    let v = text
+        .trim()
         .strip_prefix('%')
         .and_then(|n| n.parse().ok())
         .map(Value)
-        .ok_or_else(|| format!("expected a value like `%3`, found `{}`", text.trim()))
+        .ok_or_else(|| format!("expected a value like `%3`, found `{}`", text.trim()))?;
+    if v.0 >= MAX_VALUES {
+        return Err(format!("value `%{}` is past the limit of {MAX_VALUES} values", v.0));
+    }
+    Ok(v)
 }
 
 fn block(text: &str) -> Result<BlockId, String> {
@@ -375,6 +383,40 @@ impl Parser {
         }
         if self.func.blocks.is_empty() {
             return Err(format!("kernel `{}` has no blocks", self.func.name));
+        }
+        // Every value read is defined somewhere (the passes index the type table by it), and
+        // every block a branch names exists.
+        let mut defined = std::collections::HashSet::new();
+        for b in &self.func.blocks {
+            defined.extend(b.phis.iter().map(|p| p.dst));
+            defined.extend(b.insts.iter().filter_map(|i| i.dst));
+        }
+        let blocks = self.func.blocks.len();
+        for b in &self.func.blocks {
+            let reads = b
+                .phis
+                .iter()
+                .flat_map(|p| p.args.iter().map(|(_, v)| *v))
+                .chain(b.insts.iter().flat_map(|i| i.op.operands()))
+                .chain(match b.term {
+                    Term::Branch(c, ..) => Some(c),
+                    Term::Jump(_) | Term::Return => None,
+                });
+            for v in reads {
+                if !defined.contains(&v) {
+                    return Err(format!("`%{}` is read but never defined", v.0));
+                }
+            }
+            let targets = b
+                .term
+                .successors()
+                .into_iter()
+                .chain(b.phis.iter().flat_map(|p| p.args.iter().map(|(b, _)| *b)));
+            for t in targets {
+                if t.0 as usize >= blocks {
+                    return Err(format!("`bb{}` is named but the kernel has {blocks} blocks", t.0));
+                }
+            }
         }
         Ok(self.func)
     }
