@@ -12,7 +12,7 @@ use wave_isa::{FloatCond, IntCond, MemWidth, Opcode, Shift, UintCond};
 use wave_diag::Span;
 
 use self::structure::structure;
-use super::{Arg, Inst, Kind, Lir, PHYS, Pred, Reg, Unsupported};
+use super::{Arg, Imm, Inst, Kind, Lir, PHYS, Pred, Reg, Unsupported};
 use crate::hir::{BinOp, Intrinsic, Scalar, Special, Ty, UnOp, VarId, WaveOp};
 use crate::mir::{BlockId, Func, Op, Space, Term, Value, f16_bits, upper_bounds};
 
@@ -94,24 +94,6 @@ fn memory_code(space: Space, store: bool, ty: Scalar) -> Code {
         Scalar::Bool | Scalar::I32 | Scalar::U32 | Scalar::F32 => MemWidth::U32,
     };
     Code::with(opcode, width)
-}
-
-fn special_name(s: Special) -> &'static str {
-    let pick = |d: u8, names: [&'static str; 3]| names[usize::from(d.min(2))];
-    match s {
-        Special::ThreadId(d) => pick(d, ["sr_thread_id_x", "sr_thread_id_y", "sr_thread_id_z"]),
-        Special::WorkgroupId(d) => {
-            pick(d, ["sr_workgroup_id_x", "sr_workgroup_id_y", "sr_workgroup_id_z"])
-        }
-        Special::WorkgroupSize(d) => {
-            pick(d, ["sr_workgroup_size_x", "sr_workgroup_size_y", "sr_workgroup_size_z"])
-        }
-        Special::GridSize(d) => pick(d, ["sr_grid_size_x", "sr_grid_size_y", "sr_grid_size_z"]),
-        Special::GlobalId(_) => "",
-        Special::LaneId => "sr_lane_id",
-        Special::WaveId => "sr_wave_id",
-        Special::WaveWidth => "sr_wave_width",
-    }
 }
 
 impl<'f> Lower<'f> {
@@ -198,7 +180,7 @@ impl<'f> Lower<'f> {
         let i = self.src(index);
         let (scaled, t) = (self.lir.reg(), self.lir.reg());
         self.private_cache.insert((var, index), t);
-        let shift = Arg::Imm(size.trailing_zeros().to_string());
+        let shift = Arg::Imm(Imm::Int(i64::from(size.trailing_zeros())));
         out.push(Inst::new(
             Kind::Op,
             Code::with(Opcode::Shift, Shift::Shl),
@@ -215,16 +197,12 @@ impl<'f> Lower<'f> {
     }
 
     /// The immediate text of a constant, if `v` is one.
-    fn imm(&self, v: Value) -> Option<String> {
+    fn imm(&self, v: Value) -> Option<Imm> {
         match self.def[v.0 as usize]? {
-            Op::Int(n) => Some(format!("{}", *n as i32)),
-            Op::Bool(b) => Some(u8::from(*b).to_string()),
-            Op::Float(x) if self.scalar(v) == Scalar::F32 => {
-                Some(format!("0x{:08x}", (*x as f32).to_bits()))
-            }
-            Op::Float(x) if self.scalar(v) == Scalar::F16 => {
-                Some(format!("0x{:04x}", f16_bits(*x)))
-            }
+            Op::Int(n) => Some(Imm::Int(i64::from(*n as i32))),
+            Op::Bool(b) => Some(Imm::Int(i64::from(*b))),
+            Op::Float(x) if self.scalar(v) == Scalar::F32 => Some(Imm::F32((*x as f32).to_bits())),
+            Op::Float(x) if self.scalar(v) == Scalar::F16 => Some(Imm::F16(f16_bits(*x))),
             _ => None,
         }
     }
@@ -297,7 +275,7 @@ impl<'f> Lower<'f> {
                     out.push(Inst::new(
                         Kind::Op,
                         Code::with(Opcode::Icmp, IntCond::Ne),
-                        vec![Arg::PDef(q), Arg::Use(rz), Arg::Imm("0".into())],
+                        vec![Arg::PDef(q), Arg::Use(rz), Arg::Imm(Imm::Int(0))],
                         span,
                     ));
                     return (q, false);
@@ -310,7 +288,7 @@ impl<'f> Lower<'f> {
         out.push(Inst::new(
             Kind::Op,
             Code::with(Opcode::Icmp, IntCond::Ne),
-            vec![Arg::PDef(p), r, Arg::Imm("0".into())],
+            vec![Arg::PDef(p), r, Arg::Imm(Imm::Int(0))],
             span,
         ));
         (p, false)
@@ -491,13 +469,13 @@ impl<'f> Lower<'f> {
         out.push(Inst::new(
             Kind::Op,
             Code::of(Opcode::MovImm),
-            vec![Arg::Def(d), Arg::Imm("0".into())],
+            vec![Arg::Def(d), Arg::Imm(Imm::Int(0))],
             span,
         ));
         let mut set = Inst::new(
             Kind::Op,
             Code::of(Opcode::MovImm),
-            vec![Arg::Def(d), Arg::Imm("1".into())],
+            vec![Arg::Def(d), Arg::Imm(Imm::Int(1))],
             span,
         );
         set.guard = Some((p, neg));
@@ -541,19 +519,27 @@ pub fn frame_pointer_code(lir: &Lir, fp: Reg, stride: u32, span: &Span) -> (Vec<
     let [x, y, _] = lir.workgroup_size.unwrap_or([1, 1, 1]);
     let (a, b) = (lir.next_reg, lir.next_reg + 1);
     let op = |m: Code, args: Vec<Arg>| Inst::new(Kind::Op, m, args, span);
-    let imm = |v: u32| Arg::Imm(v.to_string());
-    let mut code =
-        vec![op(Code::of(Opcode::MovSpecial), vec![Arg::Def(a), Arg::Special("sr_thread_id_z")])];
+    let imm = |v: u32| Arg::Imm(Imm::Int(i64::from(v)));
+    let mut code = vec![op(
+        Code::of(Opcode::MovSpecial),
+        vec![Arg::Def(a), Arg::Special(Special::ThreadId(2))],
+    )];
     // (Multiplies by 1 left out.)
     if y != 1 {
         code.push(op(Code::of(Opcode::Imul), vec![Arg::Def(a), Arg::Use(a), imm(y)]));
     }
-    code.push(op(Code::of(Opcode::MovSpecial), vec![Arg::Def(b), Arg::Special("sr_thread_id_y")]));
+    code.push(op(
+        Code::of(Opcode::MovSpecial),
+        vec![Arg::Def(b), Arg::Special(Special::ThreadId(1))],
+    ));
     code.push(op(Code::of(Opcode::Iadd), vec![Arg::Def(a), Arg::Use(a), Arg::Use(b)]));
     if x != 1 {
         code.push(op(Code::of(Opcode::Imul), vec![Arg::Def(a), Arg::Use(a), imm(x)]));
     }
-    code.push(op(Code::of(Opcode::MovSpecial), vec![Arg::Def(b), Arg::Special("sr_thread_id_x")]));
+    code.push(op(
+        Code::of(Opcode::MovSpecial),
+        vec![Arg::Def(b), Arg::Special(Special::ThreadId(0))],
+    ));
     code.push(op(Code::of(Opcode::Iadd), vec![Arg::Def(a), Arg::Use(a), Arg::Use(b)]));
     if base == 0 {
         code.push(op(Code::of(Opcode::Imul), vec![Arg::Def(fp), Arg::Use(a), imm(stride)]));

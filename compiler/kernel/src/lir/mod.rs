@@ -40,6 +40,8 @@ use std::collections::HashMap;
 use wave_diag::Span;
 use wave_isa::Opcode;
 
+use crate::hir::Special;
+
 /// (Kept here too, where it was: the range analysis is MIR's.)
 pub use crate::mir::upper_bounds;
 pub use code::Code;
@@ -70,14 +72,50 @@ pub enum Arg {
     PDef(Pred),
     /// A predicate read, negated when the flag is set.
     PUse(Pred, bool),
-    /// An immediate, as assembly text.
-    Imm(String),
-    /// A special register by name.
-    Special(&'static str),
+    /// An immediate.
+    Imm(Imm),
+    /// A special register.
+    Special(Special),
     /// A byte address `[reg + offset]`.
     Addr(Reg, i32),
     /// Any register (its value does not matter: `icmp.eq p, r0, r0` is true).
     Any,
+}
+
+/// An immediate operand, kept as the value it is and written as the assembler reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Imm {
+    /// An integer, written in decimal.
+    Int(i64),
+    /// The bits of an `f16`, written as `0x` and four hex digits.
+    F16(u16),
+    /// The bits of an `f32` (or of one half of an `f64`), written as `0x` and eight digits.
+    F32(u32),
+    /// The bits of an `f64`: a pair's constant, which the allocator splits into its halves.
+    F64(u64),
+}
+
+impl Imm {
+    /// The value's bits, zero-extended (an integer's two's complement).
+    pub fn bits(self) -> u64 {
+        match self {
+            Imm::Int(n) => n as u64,
+            Imm::F16(b) => u64::from(b),
+            Imm::F32(b) => u64::from(b),
+            Imm::F64(b) => b,
+        }
+    }
+}
+
+impl std::fmt::Display for Imm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Imm::Int(n) => write!(f, "{n}"),
+            Imm::F16(b) => write!(f, "0x{b:04x}"),
+            Imm::F32(b) => write!(f, "0x{b:08x}"),
+            Imm::F64(b) => write!(f, "0x{b:016x}"),
+        }
+    }
 }
 
 /// What an instruction is, for the passes after lowering.

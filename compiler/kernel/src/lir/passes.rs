@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use wave_isa::{IntCond, Opcode};
 
 use super::{Arg, Inst, Kind, Lir, PHYS, Pred, Reg, guardable, liveness, loop_depths, successors};
+use crate::hir::Special;
 
 /// A pass on LIR: its name and what it does.
 pub type Pass = (&'static str, fn(&mut Lir));
@@ -156,7 +157,15 @@ fn one_thread_test(before: &[Inst], p: Pred) -> bool {
             true
         } else if x.code.opcode == Opcode::MovSpecial {
             x.args.iter().any(|a| {
-                matches!(a, Arg::Special(s) if ["sr_workgroup_", "sr_grid_size", "sr_wave_width"].iter().any(|u| s.starts_with(u)))
+                matches!(
+                    a,
+                    Arg::Special(
+                        Special::WorkgroupId(_)
+                            | Special::WorkgroupSize(_)
+                            | Special::GridSize(_)
+                            | Special::WaveWidth
+                    )
+                )
             })
         } else if x.code.flags().lane_varying {
             // Loads, atomics and wave operations.
@@ -168,9 +177,7 @@ fn one_thread_test(before: &[Inst], p: Pred) -> bool {
     let thread = |a: &Arg| match a {
         Arg::Use(r) => def(*r, at).is_some_and(|(_, x)| {
             x.code == Code::of(Opcode::MovSpecial)
-                && x.args
-                    .iter()
-                    .any(|a| matches!(a, Arg::Special(s) if s.starts_with("sr_thread_id")))
+                && x.args.iter().any(|a| matches!(a, Arg::Special(Special::ThreadId(_))))
         }),
         _ => false,
     };

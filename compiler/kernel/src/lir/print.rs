@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use super::{Arg, Inst, Kind, Lir, PHYS, Pred, Reg};
+use crate::hir::Special;
 
 pub(super) fn reg_name(r: Reg) -> String {
     if r < PHYS { format!("r{r}") } else { format!("%{}", r - PHYS) }
@@ -68,8 +69,8 @@ pub fn inst_text(
             Arg::Def(r) | Arg::Use(r) => reg(*r),
             Arg::PDef(p) => pred(*p),
             Arg::PUse(p, neg) => format!("{}{}", if *neg { "!" } else { "" }, pred(*p)),
-            Arg::Imm(t) => t.clone(),
-            Arg::Special(n) => (*n).to_owned(),
+            Arg::Imm(t) => t.to_string(),
+            Arg::Special(s) => special_name(*s).to_owned(),
             Arg::Addr(r, 0) => reg(*r),
             Arg::Addr(r, o) if *o < 0 => format!("[{} - {}]", reg(*r), o.unsigned_abs()),
             Arg::Addr(r, o) => format!("[{} + {o}]", reg(*r)),
@@ -81,4 +82,24 @@ pub fn inst_text(
         s.push_str(&args.join(", "));
     }
     s
+}
+
+/// The special register a thread-identity value is read from (`GlobalId` is computed, never
+/// read).
+pub(super) fn special_name(s: Special) -> &'static str {
+    let pick = |d: u8, names: [&'static str; 3]| names[usize::from(d.min(2))];
+    match s {
+        Special::ThreadId(d) => pick(d, ["sr_thread_id_x", "sr_thread_id_y", "sr_thread_id_z"]),
+        Special::WorkgroupId(d) => {
+            pick(d, ["sr_workgroup_id_x", "sr_workgroup_id_y", "sr_workgroup_id_z"])
+        }
+        Special::WorkgroupSize(d) => {
+            pick(d, ["sr_workgroup_size_x", "sr_workgroup_size_y", "sr_workgroup_size_z"])
+        }
+        Special::GridSize(d) => pick(d, ["sr_grid_size_x", "sr_grid_size_y", "sr_grid_size_z"]),
+        Special::GlobalId(_) => "",
+        Special::LaneId => "sr_lane_id",
+        Special::WaveId => "sr_wave_id",
+        Special::WaveWidth => "sr_wave_width",
+    }
 }

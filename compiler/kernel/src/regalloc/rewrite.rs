@@ -3,7 +3,7 @@
 
 use super::{Allocation, phys};
 use crate::lir::Code;
-use crate::lir::{Arg, Inst, Kind, Lir, Pred, Reg};
+use crate::lir::{Arg, Imm, Inst, Kind, Lir, Pred, Reg};
 use wave_isa::Opcode;
 
 /// The allocated program: every register and predicate physical.
@@ -52,7 +52,6 @@ pub fn rewrite_indexed(lir: &Lir, alloc: &Allocation) -> Vec<(usize, Inst)> {
             .first()
             .is_some_and(|a| matches!(a, Arg::Def(r) if lir.pairs.contains(r)));
         if wide {
-            let split = |t: &str| u64::from_str_radix(t.trim_start_matches("0x"), 16).unwrap_or(0);
             let constant = inst.code == Code::of(Opcode::MovImm);
             let mut hi = inst.clone();
             for (a, o) in hi.args.iter_mut().zip(&original.args) {
@@ -62,14 +61,14 @@ pub fn rewrite_indexed(lir: &Lir, alloc: &Allocation) -> Vec<(usize, Inst)> {
                     {
                         *r += 1
                     }
-                    (Arg::Imm(t), _) if constant => *t = format!("0x{:08x}", split(t) >> 32),
+                    (Arg::Imm(t), _) if constant => *t = Imm::F32((t.bits() >> 32) as u32),
                     _ => {}
                 }
             }
             if constant {
                 for a in &mut inst.args {
                     if let Arg::Imm(t) = a {
-                        *t = format!("0x{:08x}", split(t) & 0xffff_ffff);
+                        *t = Imm::F32(t.bits() as u32);
                     }
                 }
             }

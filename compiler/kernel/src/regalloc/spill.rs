@@ -2,7 +2,7 @@
 //! Local Memory a kernel needs with its slots.
 
 use crate::lir::Code;
-use crate::lir::{self, Arg, Inst, Kind, Lir, Reg};
+use crate::lir::{self, Arg, Imm, Inst, Kind, Lir, Reg};
 use wave_isa::{MemWidth, Opcode};
 
 /// Bytes of Local Memory a kernel needs with `slots` spill slots.
@@ -25,7 +25,7 @@ pub(super) fn set_spill_stride(lir: &mut Lir, sp: Reg, stride: u32) {
     if let Some(at) = at
         && lir.insts[at].code == Code::of(Opcode::Imul)
     {
-        lir.insts[at].args[2] = Arg::Imm(stride.to_string());
+        lir.insts[at].args[2] = Arg::Imm(Imm::Int(i64::from(stride)));
     }
 }
 

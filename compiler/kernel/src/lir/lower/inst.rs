@@ -7,9 +7,9 @@ use wave_isa::{
     AtomicType, FenceOrder, FloatCond, IntCond, Opcode, ReduceOp, Round, Shift, Transc, UintCond,
 };
 
-use super::{Lower, memory_code, reg_of, special_name};
+use super::{Lower, memory_code, reg_of};
 use crate::hir::{AtomicOp, BinOp, Intrinsic, MathFn, Scalar, Special, Ty, UnOp, WaveOp};
-use crate::lir::{Arg, Inst, Kind, Reg};
+use crate::lir::{Arg, Imm, Inst, Kind, Reg};
 use crate::mir::{Op, Space, Value};
 
 impl<'f> Lower<'f> {
@@ -25,12 +25,12 @@ impl<'f> Lower<'f> {
                 out.push(Inst::new(
                     Kind::Const,
                     Code::of(Opcode::MovImm),
-                    vec![Arg::Def(d), Arg::Imm(format!("0x{:016x}", x.to_bits()))],
+                    vec![Arg::Def(d), Arg::Imm(Imm::F64(x.to_bits()))],
                     span,
                 ));
             }
             Op::Int(_) | Op::Float(_) | Op::Bool(_) => {
-                let text = inst.dst.and_then(|v| self.imm(v)).unwrap_or_else(|| "0".into());
+                let text = inst.dst.and_then(|v| self.imm(v)).unwrap_or(Imm::Int(0));
                 out.push(Inst::new(
                     Kind::Const,
                     Code::of(Opcode::MovImm),
@@ -45,7 +45,7 @@ impl<'f> Lower<'f> {
                     out.push(Inst::new(
                         Kind::Op,
                         Code::with(Opcode::Icmp, IntCond::Ne),
-                        vec![Arg::PDef(p), Arg::Use(*i), Arg::Imm("0".into())],
+                        vec![Arg::PDef(p), Arg::Use(*i), Arg::Imm(Imm::Int(0))],
                         span,
                     ));
                     self.materialize(d, (p, false), out, span);
@@ -65,13 +65,7 @@ impl<'f> Lower<'f> {
                     (s, Special::WorkgroupSize(*axis)),
                     (t, Special::ThreadId(*axis)),
                 ] {
-                    self.op2(
-                        out,
-                        Code::of(Opcode::MovSpecial),
-                        r,
-                        Arg::Special(special_name(sp)),
-                        span,
-                    );
+                    self.op2(out, Code::of(Opcode::MovSpecial), r, Arg::Special(sp), span);
                 }
                 out.push(Inst::new(
                     Kind::Op,
@@ -81,7 +75,7 @@ impl<'f> Lower<'f> {
                 ));
             }
             Op::Special(s) => {
-                self.op2(out, Code::of(Opcode::MovSpecial), d, Arg::Special(special_name(*s)), span)
+                self.op2(out, Code::of(Opcode::MovSpecial), d, Arg::Special(*s), span)
             }
             Op::Unary(op, a) => {
                 let a = *a;
@@ -89,7 +83,7 @@ impl<'f> Lower<'f> {
                     (UnOp::Not, _) => {
                         if !self.pred_form[inst.dst.map_or(0, |v| v.0) as usize] {
                             let x = self.src(a);
-                            self.op3(out, Code::of(Opcode::Xor), d, x, Arg::Imm("1".into()), span);
+                            self.op3(out, Code::of(Opcode::Xor), d, x, Arg::Imm(Imm::Int(1)), span);
                         }
                     }
                     (UnOp::Neg, Scalar::F32) => {
@@ -302,14 +296,14 @@ impl<'f> Lower<'f> {
             out.push(new(
                 Kind::Op,
                 Code::with(Opcode::Icmp, IntCond::Lt),
-                vec![Arg::PDef(p), x.clone(), Arg::Imm("0".into())],
+                vec![Arg::PDef(p), x.clone(), Arg::Imm(Imm::Int(0))],
             ));
         } else {
             out.push(new(Kind::Op, Code::of(Opcode::Or), vec![Arg::Def(t), x.clone(), y.clone()]));
             out.push(new(
                 Kind::Op,
                 Code::with(Opcode::Icmp, IntCond::Lt),
-                vec![Arg::PDef(p), Arg::Use(t), Arg::Imm("0".into())],
+                vec![Arg::PDef(p), Arg::Use(t), Arg::Imm(Imm::Int(0))],
             ));
         }
         out.push(new(Kind::If, Code::of(Opcode::If), vec![Arg::PUse(p, true)]));
@@ -320,13 +314,13 @@ impl<'f> Lower<'f> {
         out.push(new(
             Kind::Op,
             Code::with(Opcode::Shift, Shift::Shr),
-            vec![Arg::Def(t), x.clone(), Arg::Imm("1".into())],
+            vec![Arg::Def(t), x.clone(), Arg::Imm(Imm::Int(1))],
         ));
         out.push(new(Kind::Op, Code::of(Opcode::Idiv), vec![Arg::Def(q), Arg::Use(t), y.clone()]));
         out.push(new(
             Kind::Op,
             Code::with(Opcode::Shift, Shift::Shl),
-            vec![Arg::Def(q), Arg::Use(q), Arg::Imm("1".into())],
+            vec![Arg::Def(q), Arg::Use(q), Arg::Imm(Imm::Int(1))],
         ));
         out.push(new(Kind::Op, Code::of(Opcode::Imul), vec![Arg::Def(u), Arg::Use(q), y.clone()]));
         out.push(new(Kind::Op, Code::of(Opcode::Isub), vec![Arg::Def(u), x.clone(), Arg::Use(u)]));
@@ -339,7 +333,7 @@ impl<'f> Lower<'f> {
         let mut inc = new(
             Kind::Op,
             Code::of(Opcode::Iadd),
-            vec![Arg::Def(q), Arg::Use(q), Arg::Imm("1".into())],
+            vec![Arg::Def(q), Arg::Use(q), Arg::Imm(Imm::Int(1))],
         );
         inc.guard = Some((c, true));
         out.push(inc);
@@ -348,7 +342,7 @@ impl<'f> Lower<'f> {
             out.push(new(
                 Kind::Op,
                 Code::with(Opcode::Icmp, IntCond::Lt),
-                vec![Arg::PDef(big), y.clone(), Arg::Imm("0".into())],
+                vec![Arg::PDef(big), y.clone(), Arg::Imm(Imm::Int(0))],
             ));
             out.push(new(Kind::If, Code::of(Opcode::If), vec![Arg::PUse(big, false)]));
             let ge = self.lir.pred();
@@ -390,13 +384,8 @@ impl<'f> Lower<'f> {
                 } else {
                     Code::with(Opcode::Icmp, IntCond::Ne)
                 };
-                let zero = if from == Scalar::F32 { "0x00000000" } else { "0" };
-                out.push(Inst::new(
-                    Kind::Op,
-                    m,
-                    vec![Arg::PDef(p), x, Arg::Imm(zero.into())],
-                    span,
-                ));
+                let zero = if from == Scalar::F32 { Imm::F32(0) } else { Imm::Int(0) };
+                out.push(Inst::new(Kind::Op, m, vec![Arg::PDef(p), x, Arg::Imm(zero)], span));
                 self.materialize(d, (p, false), out, span);
                 return;
             }
