@@ -330,16 +330,17 @@ fn visible(k: &Kernel) -> Vec<Vec<Held>> {
         .iter()
         .flat_map(|i| i.defs().chain(i.uses()).collect::<Vec<_>>())
         .max()
-        .map_or(1, |r| r as usize + 1);
+        .map_or(1, |r| r.index() + 1);
     let live_out = lir::liveness(insts, &succ, nregs);
     // The registers that hold a named value, once: most registers hold none, and a kernel
     // unrolled at O2 has many instructions to look at.
     let named: Vec<(usize, &Vec<String>, wave_wbin::VarType, u8)> = (0..nregs)
         .filter_map(|r| {
-            let &value = k.lir.origin.get(&(r as lir::Reg))?;
+            let &value = k.lir.origin.get(&lir::Reg(r as u32))?;
             let names = k.mir.names.get(&mir::Value(value))?;
             let ty = var_type(k.mir.types.get(value as usize).copied().unwrap_or(hir::Ty::Unit));
-            let reg = u8::try_from(regalloc::phys(&k.allocation, r as lir::Reg)).unwrap_or(u8::MAX);
+            let reg =
+                u8::try_from(regalloc::phys(&k.allocation, lir::Reg(r as u32))).unwrap_or(u8::MAX);
             Some((r, names, ty, reg))
         })
         .collect();
@@ -347,10 +348,10 @@ fn visible(k: &Kernel) -> Vec<Vec<Held>> {
     for (i, inst) in insts.iter().enumerate() {
         let mut live = live_out[i].clone();
         for d in inst.defs() {
-            live[d as usize / 64] &= !(1 << (d % 64));
+            live[d.index() / 64] &= !(1 << (d.index() % 64));
         }
         for u in inst.uses() {
-            live[u as usize / 64] |= 1 << (u % 64);
+            live[u.index() / 64] |= 1 << (u.index() % 64);
         }
         let mut here: Vec<Held> = Vec::new();
         for &(r, names, ty, reg) in &named {

@@ -125,8 +125,8 @@ fn the_checker_rejects_a_wrong_allocation() {
         .insts
         .iter()
         .flat_map(|i| i.defs().collect::<Vec<_>>())
-        .filter(|r| *r >= wave_kernel::lir::PHYS)
-        .map(|r| wrong.reg[r as usize])
+        .filter(|r| !r.is_phys())
+        .map(|r| wrong.reg[r.index()])
         .collect();
     let (a, b) = (used[0], *used.iter().find(|c| **c != used[0]).expect("two registers"));
     for c in wrong.reg.iter_mut().skip(wave_kernel::lir::PHYS as usize) {

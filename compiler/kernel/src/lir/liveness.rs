@@ -22,10 +22,10 @@ pub fn liveness(insts: &[Inst], succ: &[Vec<usize>], nregs: usize) -> Vec<Vec<u6
             }
             let mut inn = out.clone();
             for d in insts[i].defs() {
-                inn[d as usize / 64] &= !(1 << (d % 64));
+                inn[d.index() / 64] &= !(1 << (d.index() % 64));
             }
             for u in insts[i].uses() {
-                inn[u as usize / 64] |= 1 << (u % 64);
+                inn[u.index() / 64] |= 1 << (u.index() % 64);
             }
             if inn != live_in[i] {
                 live_in[i] = inn;

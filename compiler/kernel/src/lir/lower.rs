@@ -62,7 +62,7 @@ struct Lower<'f> {
 }
 
 fn reg_of(v: Value) -> Reg {
-    PHYS + v.0
+    Reg(PHYS + v.0)
 }
 
 /// The `.param` type of a kernel parameter.
@@ -517,7 +517,7 @@ pub enum Hold {
 pub fn frame_pointer_code(lir: &Lir, fp: Reg, stride: u32, span: &Span) -> (Vec<Inst>, Reg) {
     let base = lir.local_memory.next_multiple_of(4);
     let [x, y, _] = lir.workgroup_size.unwrap_or([1, 1, 1]);
-    let (a, b) = (lir.next_reg, lir.next_reg + 1);
+    let (a, b) = (lir.next_reg, Reg(lir.next_reg.0 + 1));
     let op = |m: Code, args: Vec<Arg>| Inst::new(Kind::Op, m, args, span);
     let imm = |v: u32| Arg::Imm(Imm::Int(i64::from(v)));
     let mut code = vec![op(
@@ -547,7 +547,7 @@ pub fn frame_pointer_code(lir: &Lir, fp: Reg, stride: u32, span: &Span) -> (Vec<
         code.push(op(Code::of(Opcode::Imul), vec![Arg::Def(a), Arg::Use(a), imm(stride)]));
         code.push(op(Code::of(Opcode::Iadd), vec![Arg::Def(fp), Arg::Use(a), imm(base)]));
     }
-    (code, lir.next_reg + 2)
+    (code, Reg(lir.next_reg.0 + 2))
 }
 
 /// Lowers a kernel's MIR to LIR; `hold` says which comparisons tested in other blocks stay
@@ -731,8 +731,8 @@ pub fn lower_with(f: &Func, hold: Hold) -> Result<Lir, Unsupported> {
             name: f.name.clone(),
             params,
             insts: Vec::new(),
-            next_reg: PHYS + n as u32,
-            next_pred: 0,
+            next_reg: Reg(PHYS + n as u32),
+            next_pred: Pred(0),
             local_memory: f.local_memory,
             frame_bytes: 0,
             frame: None,
@@ -866,7 +866,8 @@ pub fn lower_with(f: &Func, hold: Hold) -> Result<Lir, Unsupported> {
         .into_iter()
         .filter(|i| {
             i.kind != Kind::Const
-                || i.defs().any(|r| r < PHYS || const_read.get((r - PHYS) as usize) != Some(&false))
+                || i.defs()
+                    .any(|r| r.is_phys() || const_read.get((r.0 - PHYS) as usize) != Some(&false))
         })
         .collect();
     // Private arrays kept in memory: the frame pointer is set on entry.

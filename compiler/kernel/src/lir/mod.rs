@@ -55,11 +55,37 @@ pub use verify::verify;
 /// Registers `0..PHYS` are physical (`r0`..); virtual registers are numbered from `PHYS`.
 pub const PHYS: u32 = 256;
 
-/// A general register: physical below [`PHYS`], virtual from it.
-pub type Reg = u32;
+/// A general register: physical below [`PHYS`] (`r0`..), virtual from it (`%0`..).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Reg(pub u32);
 
-/// A virtual predicate.
-pub type Pred = u32;
+impl Reg {
+    /// The physical register `rn`.
+    pub const fn phys(n: u32) -> Reg {
+        Reg(n)
+    }
+
+    /// Whether it is a physical register.
+    pub const fn is_phys(self) -> bool {
+        self.0 < PHYS
+    }
+
+    /// Its number, as an index into per-register tables.
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A virtual predicate (`%p0`..), given one of the four physical ones by the allocator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Pred(pub u32);
+
+impl Pred {
+    /// Its number, as an index into per-predicate tables.
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// One operand as written.
 #[derive(Clone, Debug, PartialEq)]
@@ -242,8 +268,8 @@ pub struct Lir {
 impl Lir {
     /// A fresh virtual register.
     pub fn reg(&mut self) -> Reg {
-        self.next_reg += 1;
-        self.next_reg - 1
+        self.next_reg.0 += 1;
+        Reg(self.next_reg.0 - 1)
     }
 
     /// A fresh virtual register for a 64-bit value.
@@ -255,8 +281,8 @@ impl Lir {
 
     /// A fresh virtual predicate.
     pub fn pred(&mut self) -> Pred {
-        self.next_pred += 1;
-        self.next_pred - 1
+        self.next_pred.0 += 1;
+        Pred(self.next_pred.0 - 1)
     }
 }
 

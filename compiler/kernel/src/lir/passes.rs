@@ -4,7 +4,7 @@ use super::Code;
 use std::collections::HashMap;
 use wave_isa::{IntCond, Opcode};
 
-use super::{Arg, Inst, Kind, Lir, PHYS, Pred, Reg, guardable, liveness, loop_depths, successors};
+use super::{Arg, Inst, Kind, Lir, Pred, Reg, guardable, liveness, loop_depths, successors};
 use crate::hir::Special;
 
 /// A pass on LIR: its name and what it does.
@@ -92,7 +92,7 @@ pub fn rematerialize(lir: &mut Lir) {
         !(i.guard.is_none()
             && i.args.len() == 2
             && (i.code == Code::of(Opcode::MovSpecial) || i.code == Code::of(Opcode::MovImm))
-            && i.defs().all(|d| d >= PHYS && !read.contains(&d)))
+            && i.defs().all(|d| !d.is_phys() && !read.contains(&d)))
     });
     lir.insts = out;
 }
@@ -143,7 +143,7 @@ fn one_thread_test(before: &[Inst], p: Pred) -> bool {
         (before[k].guard.is_none()).then_some((k, &before[k]))
     };
     fn uniform(before: &[Inst], r: Reg, at: usize, depth: u32) -> bool {
-        if r < PHYS {
+        if r.is_phys() {
             return true; // a parameter (registers r0.. hold them until written)
         }
         let Some(k) = before[..at].iter().rposition(|x| x.defs().any(|d| d == r)) else {
@@ -205,7 +205,7 @@ pub fn if_convert(insts: Vec<Inst>) -> Vec<Inst> {
     }
     let depth = loop_depths(&insts);
     let nregs =
-        insts.iter().flat_map(|x| x.defs().chain(x.uses())).max().map_or(0, |r| r as usize + 1);
+        insts.iter().flat_map(|x| x.defs().chain(x.uses())).max().map_or(0, |r| r.index() + 1);
     let succ = successors(&insts).ok();
     let live_out = succ.as_ref().map(|succ| liveness(&insts, succ, nregs));
     let mut out: Vec<Inst> = Vec::with_capacity(insts.len());
@@ -248,7 +248,7 @@ pub fn if_convert(insts: Vec<Inst>) -> Vec<Inst> {
             // arm, or a variable the arm leaves unchanged).
             let source_lives_on = |k: usize| match (&live_out, insts[k].args.get(1)) {
                 (Some(live), Some(Arg::Use(s))) => {
-                    live[end].get(*s as usize / 64).is_some_and(|w| w & (1 << (s % 64)) != 0)
+                    live[end].get(s.index() / 64).is_some_and(|w| w & (1 << (s.index() % 64)) != 0)
                 }
                 _ => true,
             };

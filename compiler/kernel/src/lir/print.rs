@@ -6,7 +6,7 @@ use super::{Arg, Inst, Kind, Lir, PHYS, Pred, Reg};
 use crate::hir::Special;
 
 pub(super) fn reg_name(r: Reg) -> String {
-    if r < PHYS { format!("r{r}") } else { format!("%{}", r - PHYS) }
+    if r.is_phys() { format!("r{}", r.0) } else { format!("%{}", r.0 - PHYS) }
 }
 
 /// LIR as text: what `wave compile --emit lir` prints (virtual registers `%n`, predicates
@@ -24,7 +24,7 @@ pub fn print(kernels: &[Lir]) -> String {
             let _ = write!(out, " local {}", lir.local_memory);
         }
         out.push_str(" {\n");
-        write_insts(&mut out, &lir.insts, &|r| reg_name(r), &|p| format!("%p{p}"));
+        write_insts(&mut out, &lir.insts, &|r| reg_name(r), &|p| format!("%p{}", p.0));
         out.push_str("}\n");
     }
     out

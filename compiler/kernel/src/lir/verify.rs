@@ -33,7 +33,7 @@ pub fn verify(lir: &Lir) -> Vec<String> {
     let mut into: Vec<Option<Vec<u64>>> = vec![None; n + 1];
     let mut entry = vec![0u64; words];
     for p in 0..lir.params.len() as u32 {
-        if let Some(&k) = index.get(&p) {
+        if let Some(&k) = index.get(&Reg::phys(p)) {
             entry[k / 64] |= 1 << (k % 64);
         }
     }
@@ -80,8 +80,8 @@ pub fn verify(lir: &Lir) -> Vec<String> {
         for p in inst.pred_uses() {
             if !bit(set, index.len() + pindex[&p]) {
                 problems.push(format!(
-                    "instruction {i} (`{}`) reads %p{p} before it is written",
-                    inst.code
+                    "instruction {i} (`{}`) reads %p{} before it is written",
+                    inst.code, p.0
                 ));
             }
         }

@@ -60,7 +60,7 @@ pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
         slots: vec![false; alloc.spill_slots as usize],
     };
     for p in 0..lir.params.len() {
-        entry.regs[p].push((p as Reg, None));
+        entry.regs[p].push((Reg::phys(p as u32), None));
     }
     // Reads an instruction makes: (register, the lanes that need its value).
     let reads = |inst: &Inst| -> Vec<(Reg, Option<(Pred, bool)>)> {
@@ -172,7 +172,7 @@ pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
             for r in &mut st.regs {
                 r.retain(|(_, g)| g.is_none_or(|(q, _)| q != p));
             }
-            let c = usize::from(alloc.pred.get(p as usize).copied().unwrap_or(0));
+            let c = usize::from(alloc.pred.get(p.index()).copied().unwrap_or(0));
             st.preds[c] = vec![p];
         }
         // A way out taken where a guard holds (`continue p`, `break p`, `@p halt`): the lanes
@@ -229,16 +229,16 @@ pub fn check(lir: &Lir, alloc: &Allocation) -> Result<(), String> {
                 errors.push(format!(
                     "instruction {i} (`{}`) reads %{} from r{pr}, which does not hold it there",
                     inst.code,
-                    u.wrapping_sub(PHYS)
+                    u.0.wrapping_sub(PHYS)
                 ));
             }
         }
         for p in inst.pred_uses() {
-            let c = usize::from(alloc.pred.get(p as usize).copied().unwrap_or(0));
+            let c = usize::from(alloc.pred.get(p.index()).copied().unwrap_or(0));
             if !st.preds[c].contains(&p) {
                 errors.push(format!(
-                    "instruction {i} (`{}`) reads %p{p} from p{c}, which does not hold it",
-                    inst.code
+                    "instruction {i} (`{}`) reads %p{} from p{c}, which does not hold it",
+                    inst.code, p.0
                 ));
             }
         }

@@ -61,8 +61,9 @@ pub(super) fn lanes_only(
     at: usize,
     guard: (Pred, bool),
 ) -> bool {
-    let live =
-        |j: usize| live_out[j].get(r as usize / 64).is_some_and(|w| w & (1 << (r % 64)) != 0);
+    let live = |j: usize| {
+        live_out[j].get(r.index() / 64).is_some_and(|w| w & (1 << (r.index() % 64)) != 0)
+    };
     // Live on entry to instruction j.
     let live_in = |j: usize| {
         j < insts.len()
@@ -442,7 +443,7 @@ pub(super) fn color_pairs(lir: &Lir) -> Result<(HashMap<Reg, u32>, u32), String>
         return Ok((HashMap::new(), 0));
     }
     let succ = lir::successors(&lir.insts)?;
-    let live_out = liveness(&lir.insts, &succ, lir.next_reg as usize);
+    let live_out = liveness(&lir.insts, &succ, lir.next_reg.index());
     let pair = |r: &Reg| lir.pairs.contains(r);
     let mut adj: HashMap<Reg, HashSet<Reg>> = HashMap::new();
     let mut moves: Vec<(Reg, Reg)> = Vec::new();
@@ -461,7 +462,7 @@ pub(super) fn color_pairs(lir: &Lir) -> Result<(HashMap<Reg, u32>, u32), String>
             _ => None,
         };
         for d in inst.defs().filter(pair) {
-            for l in bits(&live_out[i]).filter(pair) {
+            for l in bits(&live_out[i]).map(Reg).filter(pair) {
                 if l != d && Some(l) != source {
                     adj.entry(d).or_default().insert(l);
                     adj.entry(l).or_default().insert(d);
@@ -521,7 +522,7 @@ pub(super) fn color_pairs(lir: &Lir) -> Result<(HashMap<Reg, u32>, u32), String>
 /// across a loop interferes with every one defined in it): the one defined is given the
 /// lowest of the four colours that nothing live after its definition has.
 pub(super) fn allocate_predicates(lir: &Lir) -> Result<(Vec<u8>, u8), String> {
-    let n = lir.next_pred as usize;
+    let n = lir.next_pred.index();
     let words = n.div_ceil(64).max(1);
     let succ = lir::successors(&lir.insts)?;
     let len = lir.insts.len();
@@ -539,10 +540,10 @@ pub(super) fn allocate_predicates(lir: &Lir) -> Result<(Vec<u8>, u8), String> {
             }
             let mut inn = out.clone();
             for p in lir.insts[i].pred_defs() {
-                inn[p as usize / 64] &= !(1 << (p % 64));
+                inn[p.index() / 64] &= !(1 << (p.index() % 64));
             }
             for p in lir.insts[i].pred_uses() {
-                inn[p as usize / 64] |= 1 << (p % 64);
+                inn[p.index() / 64] |= 1 << (p.index() % 64);
             }
             if inn != live_in[i] {
                 live_in[i] = inn;
@@ -556,13 +557,13 @@ pub(super) fn allocate_predicates(lir: &Lir) -> Result<(Vec<u8>, u8), String> {
     let mut first = vec![usize::MAX; n];
     for (i, inst) in lir.insts.iter().enumerate() {
         for p in inst.pred_defs().chain(inst.pred_uses()) {
-            first[p as usize] = first[p as usize].min(i);
+            first[p.index()] = first[p.index()].min(i);
         }
         for p in inst.pred_defs() {
             for q in bits(&live_out[i]) {
-                if q != p {
-                    adj[p as usize].push(q);
-                    adj[q as usize].push(p);
+                if q != p.0 {
+                    adj[p.index()].push(q);
+                    adj[q as usize].push(p.0);
                 }
             }
         }

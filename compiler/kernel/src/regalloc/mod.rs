@@ -83,16 +83,16 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
     if let Some(fp) = lir.frame {
         // The frame pointer and the temporaries that compute it stay in registers.
         let at = lir.insts.iter().position(|i| i.defs().any(|d| d == fp)).unwrap_or(0);
-        unspillable.resize(lir.next_reg as usize, false);
+        unspillable.resize(lir.next_reg.index(), false);
         for inst in lir.insts.iter().take(at + 1) {
             for d in inst.defs() {
-                unspillable[d as usize] = true;
+                unspillable[d.index()] = true;
             }
         }
     }
     for round in 0..32 {
         let succ = lir::successors(&lir.insts)?;
-        let n = lir.next_reg as usize;
+        let n = lir.next_reg.index();
         let live_out = liveness(&lir.insts, &succ, n);
         let depth = lir::loop_depths(&lir.insts);
         let mut irc = Irc {
@@ -119,10 +119,10 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
         for (i, inst) in lir.insts.iter().enumerate() {
             let weight = 10f64.powi(depth[i].min(8) as i32);
             for r in inst.defs().chain(inst.uses()).filter(|r| !pair(r)) {
-                present[r as usize] = true;
-                irc.cost[r as usize] += weight;
+                present[r.index()] = true;
+                irc.cost[r.index()] += weight;
             }
-            let mut live: Vec<u32> = bits(&live_out[i]).filter(|r| !pair(r)).collect();
+            let mut live: Vec<u32> = bits(&live_out[i]).filter(|&r| !pair(&Reg(r))).collect();
             // A guarded copy that need not keep the old value coalesces like any other. One
             // that keeps it (the second arm of an if-converted phi) coalesces too when nothing
             // else says the two interfere: sharing a register, it writes nothing.
@@ -134,13 +134,13 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
                 && !pair(s)
             {
                 if inst.guard.is_none() || inst.guard_kills {
-                    live.retain(|x| x != s);
+                    live.retain(|&x| x != s.0);
                 }
                 let m = irc.moves.len() as u32;
-                irc.moves.push((*d, *s));
+                irc.moves.push((d.0, s.0));
                 irc.move_state.push(MoveState::Worklist);
-                irc.move_list[*d as usize].push(m);
-                irc.move_list[*s as usize].push(m);
+                irc.move_list[d.index()].push(m);
+                irc.move_list[s.index()].push(m);
                 irc.worklist_moves.push(m);
             }
             for d in inst.defs().filter(|r| !pair(r)) {
@@ -148,15 +148,15 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
                     // A guarded write and a value needed only in the other lanes can share a
                     // register (if-converted arms updating a variable in place).
                     if let (Some((p, n)), true) = (inst.guard, inst.guard_kills)
-                        && lanes_only(&lir.insts, &succ, &live_out, l, i, (p, !n))
+                        && lanes_only(&lir.insts, &succ, &live_out, Reg(l), i, (p, !n))
                         && lanes_only(&lir.insts, &succ, &live_out, d, i, (p, n))
                     {
                         continue;
                     }
-                    irc.g.add(l, d);
+                    irc.g.add(l, d.0);
                 }
                 if inst.code.info().category == wave_isa::Category::Atomic {
-                    irc.g.add(d, 0);
+                    irc.g.add(d.0, 0);
                 }
             }
         }
@@ -178,13 +178,13 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
             let mut registers = nparams;
             for inst in &lir.insts {
                 for r in inst.defs().chain(inst.uses()).filter(|r| !pair(r)) {
-                    registers = registers.max(u32::from(reg[r as usize]) + 1);
+                    registers = registers.max(u32::from(reg[r.index()]) + 1);
                 }
             }
             if pair_colors > 0 {
                 let base = registers.next_multiple_of(2);
                 for (&r, &c) in &pair_color {
-                    reg[r as usize] = (base + 2 * c).min(255) as u8;
+                    reg[r.index()] = (base + 2 * c).min(255) as u8;
                 }
                 registers = base + 2 * pair_colors;
             }
@@ -216,7 +216,7 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
             }
         };
         // The pointer and its temporaries are never spilled (it is what spilling uses).
-        let mut new_regs: Vec<Reg> = (first_new..lir.next_reg).collect();
+        let mut new_regs: Vec<Reg> = (first_new.0..lir.next_reg.0).map(Reg).collect();
         for v in spilled {
             if round > 30 || unspillable.get(v as usize).copied().unwrap_or(false) {
                 return Err(format!(
@@ -231,12 +231,12 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
             // another thread's slots. The pointer already holds base + thread * stride.
             let offset = lir.frame_bytes + slot * 4;
             let offset = i32::try_from(offset).map_err(|_| "spill area too large".to_string())?;
-            spill_register(lir, v, slot, sp, offset, &mut new_regs);
+            spill_register(lir, Reg(v), slot, sp, offset, &mut new_regs);
         }
-        unspillable.resize(lir.next_reg as usize, false);
-        unspillable[sp as usize] = true;
+        unspillable.resize(lir.next_reg.index(), false);
+        unspillable[sp.index()] = true;
         for t in new_regs {
-            unspillable[t as usize] = true;
+            unspillable[t.index()] = true;
         }
     }
     Err(format!("`{}`: register allocation did not converge", lir.name))
@@ -244,5 +244,5 @@ pub fn allocate(lir: &mut Lir, k: u32) -> Result<Allocation, String> {
 
 /// The allocated register of `r`.
 pub fn phys(alloc: &Allocation, r: Reg) -> u32 {
-    u32::from(alloc.reg.get(r as usize).copied().unwrap_or(0))
+    u32::from(alloc.reg.get(r.index()).copied().unwrap_or(0))
 }

@@ -18,15 +18,16 @@ pub fn rewrite_indexed(lir: &Lir, alloc: &Allocation) -> Vec<(usize, Inst)> {
         let mut inst = original.clone();
         for a in &mut inst.args {
             match a {
-                Arg::Def(r) | Arg::Use(r) | Arg::Addr(r, _) => *r = phys(alloc, *r),
+                Arg::Def(r) | Arg::Use(r) | Arg::Addr(r, _) => *r = Reg::phys(phys(alloc, *r)),
                 Arg::PDef(p) | Arg::PUse(p, _) => {
-                    *p = u32::from(alloc.pred.get(*p as usize).copied().unwrap_or(0))
+                    *p = Pred(u32::from(alloc.pred.get(p.index()).copied().unwrap_or(0)))
                 }
                 _ => {}
             }
         }
         if let Some((p, n)) = inst.guard {
-            inst.guard = Some((u32::from(alloc.pred.get(p as usize).copied().unwrap_or(0)), n));
+            inst.guard =
+                Some((Pred(u32::from(alloc.pred.get(p.index()).copied().unwrap_or(0))), n));
         }
         // A copy into its own register is gone (guarded or not).
         if inst.kind == Kind::Copy
@@ -59,7 +60,7 @@ pub fn rewrite_indexed(lir: &Lir, alloc: &Allocation) -> Vec<(usize, Inst)> {
                     (Arg::Def(r) | Arg::Use(r), Arg::Def(v) | Arg::Use(v))
                         if lir.pairs.contains(v) =>
                     {
-                        *r += 1
+                        r.0 += 1
                     }
                     (Arg::Imm(t), _) if constant => *t = Imm::F32((t.bits() >> 32) as u32),
                     _ => {}
@@ -114,5 +115,5 @@ fn tidy(insts: Vec<(usize, Inst)>) -> Vec<(usize, Inst)> {
 
 /// Register names for printing the allocated program.
 pub fn names() -> (impl Fn(Reg) -> String, impl Fn(Pred) -> String) {
-    (|r: Reg| format!("r{r}"), |p: Pred| format!("p{p}"))
+    (|r: Reg| format!("r{}", r.0), |p: Pred| format!("p{}", p.0))
 }

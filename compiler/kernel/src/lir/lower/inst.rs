@@ -16,7 +16,7 @@ impl<'f> Lower<'f> {
     /// The instructions of one MIR instruction.
     pub(super) fn inst(&mut self, inst: &crate::mir::Inst, out: &mut Vec<Inst>) {
         let span = &inst.span;
-        let d = inst.dst.map(reg_of).unwrap_or(0);
+        let d = inst.dst.map(reg_of).unwrap_or(Reg::phys(0));
         let dty = inst.dst.map(|v| self.ty(v));
         let dscalar = inst.dst.map(|v| self.scalar(v)).unwrap_or(Scalar::U32);
         match &inst.op {
@@ -45,7 +45,7 @@ impl<'f> Lower<'f> {
                     out.push(Inst::new(
                         Kind::Op,
                         Code::with(Opcode::Icmp, IntCond::Ne),
-                        vec![Arg::PDef(p), Arg::Use(*i), Arg::Imm(Imm::Int(0))],
+                        vec![Arg::PDef(p), Arg::Use(Reg::phys(*i)), Arg::Imm(Imm::Int(0))],
                         span,
                     ));
                     self.materialize(d, (p, false), out, span);
@@ -53,7 +53,7 @@ impl<'f> Lower<'f> {
                     out.push(Inst::new(
                         Kind::Copy,
                         Code::of(Opcode::Mov),
-                        vec![Arg::Def(d), Arg::Use(*i)],
+                        vec![Arg::Def(d), Arg::Use(Reg::phys(*i))],
                         span,
                     ));
                 }
@@ -413,7 +413,7 @@ impl<'f> Lower<'f> {
         out: &mut Vec<Inst>,
         span: &Span,
     ) {
-        let d = dst.map(reg_of).unwrap_or(0);
+        let d = dst.map(reg_of).unwrap_or(Reg::phys(0));
         let s = args.first().map(|a| self.scalar(*a)).unwrap_or(Scalar::U32);
         let float = s == Scalar::F32;
         match i {
