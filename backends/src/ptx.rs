@@ -21,7 +21,6 @@ mod memory;
 mod transcendental;
 mod wave;
 
-use wave_isa::Operation;
 use wave_wbin::Module;
 
 use crate::lower::{ACT, Flag, HALTED, Lit, Lowered, lower};
@@ -254,10 +253,7 @@ impl<'a, 'm> Kernel<'a, 'm> {
 
 /// Whether the instruction accesses local memory.
 pub(crate) fn uses_local(i: &Instr) -> bool {
-    matches!(
-        i.op,
-        Operation::LocalLoad(_) | Operation::LocalStore(_) | Operation::Atomic(_, _, true)
-    )
+    i.op.space() == Some(wave_isa::Space::Local)
 }
 
 /// The warning for a local memory access in a kernel that declares none.

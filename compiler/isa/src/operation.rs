@@ -127,6 +127,125 @@ impl Operation {
     pub fn of(inst: &Inst) -> Option<Operation> {
         of(Opcode::from_u8(inst.opcode)?, inst)
     }
+
+    /// The memory it reads or writes: loads and stores by their name, an atomic by its
+    /// modifier; `None` for the rest (a fence orders memory but accesses none). Every
+    /// variant is named, so a new one must say.
+    pub fn space(self) -> Option<Space> {
+        match self {
+            Operation::LocalLoad(_) | Operation::LocalStore(_) => Some(Space::Local),
+            Operation::DeviceLoad(_) | Operation::DeviceStore(_) => Some(Space::Device),
+            Operation::Atomic(_, _, local) => {
+                Some(if local { Space::Local } else { Space::Device })
+            }
+            Operation::Iadd
+            | Operation::Isub
+            | Operation::Imul
+            | Operation::ImulHi
+            | Operation::Imad
+            | Operation::Idiv
+            | Operation::Imod
+            | Operation::Ineg
+            | Operation::Iabs
+            | Operation::Imin
+            | Operation::Imax
+            | Operation::Iclamp
+            | Operation::Umin
+            | Operation::Umax
+            | Operation::Fadd
+            | Operation::Fsub
+            | Operation::Fmul
+            | Operation::Fma
+            | Operation::Fdiv
+            | Operation::Fneg
+            | Operation::Fabs
+            | Operation::Fmin
+            | Operation::Fmax
+            | Operation::Fclamp
+            | Operation::Fsqrt
+            | Operation::Frsqrt
+            | Operation::Frcp
+            | Operation::Ffloor
+            | Operation::Fceil
+            | Operation::Fround
+            | Operation::Ftrunc
+            | Operation::Ffract
+            | Operation::Fsin
+            | Operation::Fcos
+            | Operation::Fexp2
+            | Operation::Flog2
+            | Operation::And
+            | Operation::Or
+            | Operation::Xor
+            | Operation::Not
+            | Operation::Shl
+            | Operation::Shr
+            | Operation::Sar
+            | Operation::Bitcount
+            | Operation::Bitfind
+            | Operation::Bitrev
+            | Operation::Bfe
+            | Operation::Bfi
+            | Operation::Icmp(_)
+            | Operation::Ucmp(_)
+            | Operation::Fcmp(_)
+            | Operation::Select
+            | Operation::Fsat
+            | Operation::Shuffle(_)
+            | Operation::Ballot
+            | Operation::Any
+            | Operation::All
+            | Operation::PrefixSum
+            | Operation::Reduce(_)
+            | Operation::If
+            | Operation::Else
+            | Operation::Endif
+            | Operation::Loop
+            | Operation::Break
+            | Operation::Continue
+            | Operation::Endloop
+            | Operation::Call
+            | Operation::Return
+            | Operation::Barrier
+            | Operation::Fence
+            | Operation::Wait
+            | Operation::Halt
+            | Operation::CvtF32I32
+            | Operation::CvtF32U32
+            | Operation::CvtI32F32
+            | Operation::CvtU32F32
+            | Operation::CvtF32F16
+            | Operation::CvtF16F32
+            | Operation::CvtF32F64
+            | Operation::CvtF64F32
+            | Operation::Hadd
+            | Operation::Hsub
+            | Operation::Hmul
+            | Operation::Hma
+            | Operation::Hadd2
+            | Operation::Hmul2
+            | Operation::Hma2
+            | Operation::Dadd
+            | Operation::Dsub
+            | Operation::Dmul
+            | Operation::Dma
+            | Operation::Ddiv
+            | Operation::Dsqrt
+            | Operation::Mma
+            | Operation::Mov
+            | Operation::MovSpecial
+            | Operation::Nop => None,
+        }
+    }
+}
+
+/// A memory an instruction accesses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    /// The workgroup's Local Memory.
+    Local,
+    /// Device Memory.
+    Device,
 }
 
 fn of(opcode: Opcode, inst: &Inst) -> Option<Operation> {

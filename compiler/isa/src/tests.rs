@@ -411,6 +411,27 @@ fn the_flags_say_where_control_goes_and_what_touches_memory() {
 }
 
 #[test]
+fn an_operation_has_the_memory_space_of_its_row() {
+    use crate::Space;
+    for row in OPCODES {
+        // An atomic's space is its modifier's bit 3.
+        let modifiers: &[u8] = if row.category == Category::Atomic { &[0, 8] } else { &[0] };
+        for &modifier in modifiers {
+            let inst = Inst { opcode: row.opcode, modifier, ..Inst::default() };
+            let Some(op) = Operation::of(&inst) else { continue };
+            // (A call may touch memory too, but through the instructions it calls.)
+            let want = match row.category {
+                Category::LocalMemory => Some(Space::Local),
+                Category::Atomic if modifier & 8 != 0 => Some(Space::Local),
+                Category::DeviceMemory | Category::Atomic => Some(Space::Device),
+                _ => None,
+            };
+            assert_eq!(op.space(), want, "{} modifier {modifier}", row.mnemonic);
+        }
+    }
+}
+
+#[test]
 fn the_sub_operation_types_name_what_the_table_names() {
     fn agree(list: &[(&str, u8)], offset: u8, name: impl Fn(u8) -> Option<&'static str>) {
         for (n, v) in list {
