@@ -413,7 +413,7 @@ impl Case {
                 let at = path.parent().unwrap_or(Path::new(".")).join(f);
                 let ext = at.extension().and_then(|e| e.to_str()).unwrap_or("");
                 let language = wave_kernel::Language::from_extension(ext);
-                if ext != "wave" && language.is_none() {
+                if !ext.eq_ignore_ascii_case("wave") && language.is_none() {
                     return err(
                         path,
                         format!(

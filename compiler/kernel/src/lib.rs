@@ -44,7 +44,7 @@ impl Language {
 
     /// The language of a file, by its extension.
     pub fn from_extension(ext: &str) -> Option<Language> {
-        match ext {
+        match ext.to_ascii_lowercase().as_str() {
             "py" => Some(Language::Python),
             "rs" => Some(Language::Rust),
             "cpp" | "cc" | "cxx" | "hpp" | "hh" | "h" => Some(Language::Cpp),

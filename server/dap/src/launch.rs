@@ -277,7 +277,7 @@ pub fn load(args: &Json) -> Result<Program, String> {
     {
         path = Path::new(cwd).join(path);
     }
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_owned();
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     let bool_of = |k: &str| -> Result<bool, String> {
         match obj.get(k) {
             None => Ok(false),
@@ -419,66 +419,61 @@ pub fn load(args: &Json) -> Result<Program, String> {
             .ok_or("`opt` must be 0, 1, 2 or 3 (the level a kernel source is compiled at)")?,
     };
     let from_kernel_source = case.kernel_source.is_some();
-    let (module, source, line_offset) = if let Some(k) = &case.kernel_source {
-        // Compiled here rather than through its assembly text, so that the line table and the
-        // variables name the kernel source.
-        let options = wave_kernel::Options { level, ..Default::default() };
-        let shown = k.path.display().to_string();
-        let (out, diagnostics) = wave_kernel::compile(&k.text, k.language, &shown, options);
-        let Some(out) = out else {
-            let e = diagnostics.iter().find(|d| d.is_error());
-            return Err(match e {
-                Some(e) => {
-                    let (line, col) = line_col(&k.text, e.span.start);
-                    format!(
-                        "{shown}:{line}:{col}: error[{}]: {} (the kernel does not compile)",
-                        e.code, e.message
-                    )
-                }
-                None => format!("{shown}: the kernel does not compile"),
-            });
-        };
-        (out.module, Some(k.path.clone()), 0)
-    } else if ext == "wbin" {
+    let mut chosen_kernel = case.kernel.clone();
+    let (module, source, line_offset) = if ext == "wbin" {
         let bytes =
             std::fs::read(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
         let module = wave_wbin::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
         let source = module.files.first().map(PathBuf::from).filter(|p| p.is_file());
         (module, source, 0)
     } else {
-        // The whole file; when it has errors and a kernel is named, that kernel alone (a
-        // mistake in another kernel of the file does not stop debugging this one).
-        let mut assembly = wave_asm::assemble(&case.source, &case.source_name);
-        let mut kernel_line = 0u32;
-        if assembly.has_errors()
-            && let Some(k) = &case.kernel
-            && let Some((before, text)) = kernel_text(&case.source, k)
-        {
-            let alone = wave_asm::assemble(text, &case.source_name);
-            if !alone.has_errors() {
-                assembly = alone;
-                kernel_line = before;
+        // The program through the editor's own queries (`wave_db`): a kernel source one unit
+        // at a time, with its line table and variables naming the source; assembly one kernel
+        // at a time, so that a mistake in another kernel of the file does not stop debugging
+        // this one. What is debugged is what the editor runs and diagnoses.
+        let (name, text) = match &case.kernel_source {
+            Some(k) => (k.path.display().to_string(), k.text.clone()),
+            None => (case.source_name.clone(), case.source.clone()),
+        };
+        let db = wave_db::Database::default();
+        let file = wave_db::SourceFile::new(&db, name, text, 0);
+        let kernel = match &case.kernel {
+            Some(k) => k.clone(),
+            None => match wave_db::kernel_names(&db, file).as_slice() {
+                [one] => one.clone(),
+                [] => return Err("the program has no kernel".into()),
+                names => {
+                    return Err(format!(
+                        "the program has several kernels ({}): say which with `kernel`",
+                        names.join(", ")
+                    ));
+                }
+            },
+        };
+        let run = wave_db::run_module(&db, file, &kernel, level)?;
+        chosen_kernel = Some(kernel);
+        match &case.kernel_source {
+            // The line table names the source's lines.
+            Some(k) => (run.module, Some(k.path.clone()), 0),
+            None => {
+                let (source, offset) = if ext == "toml" && table.contains_key("source") {
+                    // Inline source: lines count from the line after `source = """`.
+                    let text = std::fs::read_to_string(&path).unwrap_or_default();
+                    let at = text
+                        .lines()
+                        .position(|l| l.trim_start().starts_with("source"))
+                        .unwrap_or(0);
+                    (path.clone(), at as u32 + 1)
+                } else {
+                    (PathBuf::from(&case.source_name), 0)
+                };
+                (run.module, Some(source), offset + run.first_line - 1)
             }
         }
-        if let Some(e) = assembly.diagnostics.iter().find(|d| d.is_error()) {
-            let (line, col) = line_col(&case.source, e.span.start);
-            return Err(format!(
-                "{}:{line}:{col}: error[{}]: {} (the program does not assemble)",
-                case.source_name, e.code, e.message
-            ));
-        }
-        let (source, offset) = if ext == "toml" && table.contains_key("source") {
-            // Inline source: lines count from the line after `source = """`.
-            let text = std::fs::read_to_string(&path).unwrap_or_default();
-            let at = text.lines().position(|l| l.trim_start().starts_with("source")).unwrap_or(0);
-            (path.clone(), at as u32 + 1)
-        } else {
-            (PathBuf::from(&case.source_name), 0)
-        };
-        (assembly.module, Some(source), offset + kernel_line)
     };
     let w = case.wave_widths.first().copied().unwrap_or(32);
     let mut dispatch = case.dispatch(w);
+    dispatch.kernel = chosen_kernel;
     // A kernel without `.workgroup_size`, dispatched without one: one wave.
     let chosen = match &dispatch.kernel {
         Some(k) => module.kernels.iter().find(|x| &x.name == k),
@@ -523,34 +518,4 @@ pub fn load(args: &Json) -> Result<Program, String> {
         warnings,
         from_kernel_source,
     })
-}
-
-/// The lines of kernel `name` (from its `.kernel` line to its `.end` line) and how many lines
-/// come before them.
-fn kernel_text<'a>(source: &'a str, name: &str) -> Option<(u32, &'a str)> {
-    let mut at = 0;
-    let mut start = None;
-    for (i, line) in source.split_inclusive('\n').enumerate() {
-        let mut words = line.split_whitespace();
-        let first = words.next().unwrap_or("");
-        match start {
-            None if first == ".kernel" && words.next() == Some(name) => {
-                start = Some((i as u32, at))
-            }
-            Some((before, from)) if first == ".kernel" => return Some((before, &source[from..at])),
-            Some((before, from)) if first == ".end" => {
-                return Some((before, &source[from..at + line.len()]));
-            }
-            _ => {}
-        }
-        at += line.len();
-    }
-    start.map(|(before, from)| (before, &source[from..]))
-}
-
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    (line, col)
 }

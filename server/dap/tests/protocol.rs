@@ -987,3 +987,56 @@ fn conditions_and_log_points_take_a_python_kernels_variable_names() {
         .collect();
     assert!(logged.iter().any(|l| l.contains("total is 24.0")), "{logged:?}");
 }
+
+/// A Python file as people write them: host code around two kernels and a helper.
+const PY_TWO: &str = "import numpy as np
+import wave
+
+def twice(v: f32) -> f32:
+    return v * 2.0
+
+@wave.kernel(workgroup=32)
+def first(out: f32[:]):
+    i = wave.global_id()
+    out[i] = twice(f32(i))
+
+@wave.kernel(workgroup=32)
+def second(out: f32[:]):
+    i = wave.global_id()
+    v = f32(i) + 1.0
+    out[i] = twice(v)
+
+if __name__ == \"__main__\":
+    print(np.zeros(4))
+";
+
+#[test]
+fn a_debug_session_compiles_a_kernel_source_as_the_editor_does() {
+    let dir = std::env::temp_dir().join(format!("wave-dap-{}-two", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    // The extension's case does not matter (as in the editor).
+    let path = dir.join("TWO.PY");
+    std::fs::write(&path, PY_TWO).expect("write");
+    let program = path.display().to_string();
+    let mut d = Dap::new();
+    d.ok("initialize", json!({"adapterID": "wave"}));
+    let e = d.err("launch", json!({"program": program}));
+    assert!(e.contains("several kernels (first, second)"), "{e}");
+    let e = d.err("launch", json!({"program": program, "kernel": "third"}));
+    assert!(e.contains("no kernel `third`") && e.contains("(it has first, second)"), "{e}");
+    // The second kernel (compiled with the helper it calls) stops at its lines of the file.
+    let line =
+        |needle: &str| PY_TWO.lines().position(|l| l.contains(needle)).expect("a line") as u32 + 1;
+    let mut d = Dap::new();
+    d.launch(
+        json!({"program": program, "kernel": "second", "args": {"out": 0}}),
+        &[json!({"line": line("out[i] = twice(v)")})],
+    );
+    assert_eq!(d.stopped()["reason"], "breakpoint");
+    let frame = d.frame(1);
+    assert_eq!(frame["line"], line("out[i] = twice(v)"), "{frame}");
+    assert!(frame["source"]["path"].as_str().expect("path").ends_with("TWO.PY"), "{frame}");
+    assert!(frame["name"].as_str().expect("a name").starts_with("second · "), "{frame}");
+    let vars = source_vars(&mut d, 1);
+    assert!(vars.iter().any(|v| v.0 == "i" && v.1.starts_with("0 · lanes [0, 1, 2")), "{vars:?}");
+}

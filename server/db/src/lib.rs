@@ -21,10 +21,12 @@ use std::ops::Range;
 
 use wave_diag::Diagnostic;
 
+mod run;
 mod source;
+pub use run::{RunModule, kernel_names, run_module};
 pub use source::{
-    Chunk, ChunkRead, Outlines, PlacedChunk, PlacedUnit, SourceBuild, Unit, UnitBuild, build_unit,
-    read_chunk, source_build, source_chunks,
+    Chunk, ChunkRead, Outlines, PlacedChunk, PlacedUnit, SourceBuild, Unit, UnitAt, UnitBuild,
+    build_unit, read_chunk, source_build, source_chunks, source_units,
 };
 
 /// An open file.

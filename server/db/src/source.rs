@@ -125,7 +125,7 @@ pub struct Unit<'db> {
     pub helpers: Vec<Chunk<'db>>,
 }
 
-/// What compiling a [`Unit`] at `-O2` gives. Spans are in [`UnitBuild::text`]: its chunks one
+/// What compiling a [`Unit`] gives. Spans are in [`UnitBuild::text`]: its chunks one
 /// after the other (see [`UnitBuild::pieces`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnitBuild {
@@ -152,9 +152,14 @@ pub struct UnitBuild {
 // (HIR holds f64 constants; a NaN compares unequal and only costs a recomputation.)
 impl Eq for UnitBuild {}
 
-/// Compiles a unit: its chunks' text as one file.
+/// Compiles a unit: its chunks' text as one file, at `level` (the editor's builds are `-O2`,
+/// a debug session's `-O0` unless its launch says otherwise).
 #[salsa::tracked(returns(ref), lru = 4096)]
-pub fn build_unit<'db>(db: &'db dyn salsa::Database, unit: Unit<'db>) -> Arc<UnitBuild> {
+pub fn build_unit<'db>(
+    db: &'db dyn salsa::Database,
+    unit: Unit<'db>,
+    level: wave_kernel::opt::Level,
+) -> Arc<UnitBuild> {
     let language = unit.kernel(db).language(db);
     let mut text = String::new();
     let mut pieces = Vec::new();
@@ -179,7 +184,7 @@ pub fn build_unit<'db>(db: &'db dyn salsa::Database, unit: Unit<'db>) -> Arc<Uni
         mir_spans: Vec::new(),
     };
     if !wave_diag::has_errors(&diagnostics) && !build.hir.is_empty() {
-        let options = wave_kernel::Options::default();
+        let options = wave_kernel::Options { level, ..Default::default() };
         let name = format!("kernel.{}", language.extension());
         // An edit that supersedes this compile stops it between two of its passes (a kernel
         // of thousands of lines takes seconds), not only at the next query.
@@ -319,11 +324,32 @@ fn called(reads: &[&ChunkRead], helpers: &HashMap<&str, Vec<usize>>, i: usize) -
     (0..reads.len()).filter(|c| seen[*c]).collect()
 }
 
-/// Compiles a kernel source file one unit at a time (see [`SourceBuild`]); `None` for WAVE
-/// assembly.
+/// A unit that compiles a chunk with kernels, and where its pieces are in the file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct UnitAt<'db> {
+    /// The unit.
+    pub unit: Unit<'db>,
+    /// Where each of its pieces starts in the file.
+    pub starts: Vec<usize>,
+    /// The kernels of its own chunk, by name.
+    pub kernels: Vec<String>,
+}
+
+impl UnitAt<'_> {
+    /// The unit compiled at `level`, at its place.
+    pub fn build(&self, db: &dyn salsa::Database, level: wave_kernel::opt::Level) -> PlacedUnit {
+        PlacedUnit {
+            build: build_unit(db, self.unit, level).clone(),
+            starts: self.starts.clone(),
+            kernels: self.kernels.clone(),
+        }
+    }
+}
+
+/// The units of a kernel source: one per chunk with kernels, with the helpers it calls (empty
+/// for WAVE assembly).
 #[salsa::tracked(returns(ref))]
-pub fn source_build(db: &dyn Db, file: SourceFile) -> Option<SourceBuild> {
-    let language = crate::source_language(db, file)?;
+pub fn source_units<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<UnitAt<'db>> {
     let chunks = source_chunks(db, file);
     let reads: Vec<&ChunkRead> = chunks.iter().map(|c| read_chunk(db, c.chunk)).collect();
     // Each helper's name, to the chunks defining it.
@@ -333,10 +359,32 @@ pub fn source_build(db: &dyn Db, file: SourceFile) -> Option<SourceBuild> {
             helpers.entry(f.name.as_str()).or_default().push(i);
         }
     }
-    let mut functions = Vec::new();
-    let mut diagnostics = Vec::new();
     let mut units = Vec::new();
     for (i, (c, read)) in chunks.iter().zip(&reads).enumerate() {
+        if !read.has_kernel() {
+            continue;
+        }
+        let others = called(&reads, &helpers, i);
+        let unit =
+            Unit::new(db, c.chunk, others.iter().map(|h| chunks[*h].chunk).collect::<Vec<_>>());
+        let mut starts = vec![c.start];
+        starts.extend(others.iter().map(|h| chunks[*h].start));
+        let kernels = read.functions.iter().filter(|f| f.kernel).map(|f| f.name.clone()).collect();
+        units.push(UnitAt { unit, starts, kernels });
+    }
+    units
+}
+
+/// Compiles a kernel source file one unit at a time at `-O2` (see [`SourceBuild`]); `None`
+/// for WAVE assembly.
+#[salsa::tracked(returns(ref))]
+pub fn source_build(db: &dyn Db, file: SourceFile) -> Option<SourceBuild> {
+    let language = crate::source_language(db, file)?;
+    let chunks = source_chunks(db, file);
+    let mut functions = Vec::new();
+    let mut diagnostics = Vec::new();
+    for c in chunks {
+        let read = read_chunk(db, c.chunk);
         let shift = |r: &Range<usize>| r.start + c.start..r.end + c.start;
         diagnostics.extend(read.nesting.iter().map(|d| d.moved(shift)));
         functions.extend(read.functions.iter().map(|f| Function {
@@ -345,18 +393,9 @@ pub fn source_build(db: &dyn Db, file: SourceFile) -> Option<SourceBuild> {
             name_span: shift(&f.name_span),
             kernel: f.kernel,
         }));
-        if !read.has_kernel() {
-            continue;
-        }
-        let others = called(&reads, &helpers, i);
-        let unit =
-            Unit::new(db, c.chunk, others.iter().map(|h| chunks[*h].chunk).collect::<Vec<_>>());
-        let build = build_unit(db, unit).clone();
-        let mut starts = vec![c.start];
-        starts.extend(others.iter().map(|h| chunks[*h].start));
-        let kernels = read.functions.iter().filter(|f| f.kernel).map(|f| f.name.clone()).collect();
-        units.push(PlacedUnit { build, starts, kernels });
     }
+    let units: Vec<PlacedUnit> =
+        source_units(db, file).iter().map(|u| u.build(db, wave_kernel::opt::Level::O2)).collect();
     // The units' diagnostics, in the file.
     for u in &units {
         diagnostics.extend(u.build.diagnostics.iter().map(|d| d.moved(|r| u.to_file(r))));

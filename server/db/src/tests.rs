@@ -307,3 +307,52 @@ fn kernel_sources_compile_unit_by_unit_as_the_whole_file_does() {
     }
     assert!(seen >= 32, "only {seen} files compiled");
 }
+
+#[test]
+fn a_run_takes_the_editors_build_and_a_debug_session_its_own_level() {
+    use wave_kernel::opt::Level;
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let db = Database::with_log(log.clone());
+    let file = SourceFile::new(&db, "k.py".into(), KERNELS.into(), 1);
+    assert_eq!(kernel_names(&db, file), ["a", "b", "c"]);
+    let _ = source_build(&db, file);
+    assert_eq!(executed(&log, "build_unit"), 3);
+    // A run (-O2) reuses the editor's build of the kernel's unit.
+    let run = run_module(&db, file, "b", Level::O2).expect("b compiles");
+    assert_eq!(executed(&log, "build_unit"), 0, "nothing compiled again for a run");
+    assert_eq!(run.only.as_deref(), Some("b"));
+    assert_eq!(&KERNELS[run.range.clone()][..5], "def b", "the kernel function's span");
+    assert!(run.module.kernel("b").is_some());
+    assert_eq!(run.module.files, ["k.py"]);
+    // Its line table names lines of the file.
+    let line = |needle: &str| KERNELS.lines().position(|l| l.contains(needle)).expect("a line");
+    let lines: Vec<u32> = run.module.lines.iter().map(|e| e.line).collect();
+    assert!(lines.contains(&(line("out[i] = out[i] + 1.0") as u32 + 1)), "{lines:?}");
+    // A debug session (-O0) compiles that one unit at its level, once.
+    let debug = run_module(&db, file, "b", Level::O0).expect("b compiles");
+    assert_eq!(executed(&log, "build_unit"), 1);
+    let _ = run_module(&db, file, "b", Level::O0);
+    assert_eq!(executed(&log, "build_unit"), 0);
+    assert!(debug.module.code.len() >= run.module.code.len(), "-O0 is no shorter");
+    let e = run_module(&db, file, "d", Level::O2).expect_err("no kernel d");
+    assert_eq!(e, "no kernel `d` in k.py (it has a, b, c)");
+    let bad = SourceFile::new(&db, "k.py".into(), KERNELS.replace("out[i] + 1.0", "out[i] + i"), 1);
+    let e = run_module(&db, bad, "b", Level::O0).expect_err("b does not compile");
+    assert!(e.starts_with("k.py:16:18: error[E0401]: "), "{e}");
+    assert!(e.ends_with("(the kernel does not compile)"), "{e}");
+}
+
+#[test]
+fn an_assembly_kernel_runs_alone_with_its_first_line() {
+    let db = Database::default();
+    let text = THREE.replace("mov_imm r1, 2", "mov_imx r1, 2");
+    let file = SourceFile::new(&db, "x.wave".into(), text, 1);
+    assert_eq!(kernel_names(&db, file), ["a", "b", "c"]);
+    let c = run_module(&db, file, "c", wave_kernel::opt::Level::O0).expect("c assembles");
+    assert_eq!(c.first_line, 14, "`.kernel c` is line 14");
+    assert_eq!(c.only, None);
+    assert_eq!(c.module.kernels.len(), 1, "a mistake in b does not stop c");
+    let e = run_module(&db, file, "b", wave_kernel::opt::Level::O0).expect_err("b has a typo");
+    assert!(e.starts_with("x.wave:10:5: error["), "{e}");
+    assert!(e.ends_with("(the kernel does not assemble)"), "{e}");
+}

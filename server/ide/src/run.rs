@@ -241,44 +241,10 @@ pub fn plan_run(
     settings: Settings,
 ) -> Result<RunPlan, String> {
     let text = file.text(db);
-    // The kernel as a module, and the file line its module's line 1 is.
-    let (module, range, first_line, only) = match crate::source::build(db, file) {
-        Some(build) => {
-            // A kernel source: its unit's module, whose line table is made to name file lines.
-            let f = build
-                .functions
-                .iter()
-                .find(|f| f.kernel && f.name == kernel)
-                .ok_or_else(|| format!("no kernel `{kernel}` in this file"))?;
-            let unit = build
-                .unit_of(kernel)
-                .ok_or_else(|| format!("no kernel `{kernel}` in this file"))?;
-            if let Some(e) = unit.build.diagnostics.iter().find(|d| d.is_error()) {
-                return Err(format!(
-                    "the kernel does not compile: error[{}] {}",
-                    e.code, e.message
-                ));
-            }
-            (unit.module_in_file(text, file.path(db)), f.span.clone(), 1, Some(kernel.to_owned()))
-        }
-        None => {
-            let layout = kernels(db, file);
-            let span = layout
-                .kernels
-                .iter()
-                .find(|k| k.name == kernel)
-                .ok_or_else(|| format!("no kernel `{kernel}` in this file"))?;
-            let check = check_kernel(db, span.source);
-            if let Some(e) = check.diagnostics.iter().find(|d| d.is_error()) {
-                return Err(format!(
-                    "the kernel does not assemble: error[{}] {}",
-                    e.code, e.message
-                ));
-            }
-            let first_line = line_of(text, span.range.start) as u32;
-            (check.module.clone(), span.range.clone(), first_line, None)
-        }
-    };
+    // The kernel as a module, and the file line its module's line 1 is: what the editor's
+    // diagnostics were computed on (`-O2` for a kernel source).
+    let wave_db::RunModule { module, range, first_line, only } =
+        wave_db::run_module(db, file, kernel, wave_kernel::opt::Level::O2)?;
     let k = match &only {
         Some(name) => module.kernel(name).map(|(_, k)| k),
         None => module.kernels.first(),

@@ -120,10 +120,12 @@ pub(crate) fn plan(
     kernel: Option<&str>,
 ) -> Result<(wave_ide::RunPlan, i32), String> {
     let doc = s.documents.get(uri).ok_or("the document is not open")?;
-    let layout = wave_db::kernels(&s.db, doc.file);
     let name = match kernel {
         Some(k) => k.to_owned(),
-        None => layout.kernels.first().map(|k| k.name.clone()).ok_or("the file has no kernel")?,
+        None => wave_db::kernel_names(&s.db, doc.file)
+            .into_iter()
+            .next()
+            .ok_or("the file has no kernel")?,
     };
     let path = path_of(uri);
     let plan = wave_ide::plan_run(&s.db, doc.file, &name, path.as_deref(), s.settings)?;

@@ -616,3 +616,24 @@ fn an_edit_cancels_a_long_request_and_the_new_version_is_answered() {
         );
     });
 }
+
+#[test]
+fn a_run_without_a_kernel_name_takes_a_kernel_sources_first_kernel() {
+    let uri = "file:///tmp/wave-protocol-test/first.py";
+    let text = "import wave\n\n@wave.kernel(workgroup=32)\ndef fill(out: u32[:]):\n    out[wave.global_id(0)] = 7\n\n@wave.kernel(workgroup=32)\ndef other(out: u32[:]):\n    out[wave.global_id(0)] = 9\n";
+    runtime().block_on(async {
+        let mut c = Client::start();
+        c.initialize(json!({}), json!({})).await.expect("init");
+        c.open(uri, text).await.expect("open");
+        let r = ok(c
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "wave.run", "arguments": [{"uri": uri}]}),
+            )
+            .await);
+        assert_eq!(r["ok"], true, "{r}");
+        assert_eq!(r["kernel"], "fill", "{r}");
+        let values = r["dumps"][0]["values"].as_array().expect("values");
+        assert!(values.iter().all(|v| v == "7"), "{r}");
+    });
+}

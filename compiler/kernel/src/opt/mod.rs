@@ -74,7 +74,7 @@ pub use unroll::{
 };
 
 /// An optimisation level, `-O0` to `-O3`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
     /// No optimisation.
     O0,
