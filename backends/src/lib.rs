@@ -78,6 +78,35 @@ impl Target {
         }
     }
 
+    /// Its language as people write it (`PTX`, `HIP`, `SYCL`, `Metal`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Target::Ptx => "PTX",
+            Target::Hip => "HIP",
+            Target::Sycl => "SYCL",
+            Target::Metal => "Metal",
+        }
+    }
+
+    /// Its vendor and language (`NVIDIA (PTX)`).
+    pub fn title(self) -> &'static str {
+        match self {
+            Target::Ptx => "NVIDIA (PTX)",
+            Target::Hip => "AMD (HIP)",
+            Target::Sycl => "Intel (SYCL)",
+            Target::Metal => "Apple (Metal)",
+        }
+    }
+
+    /// The Markdown fence its code is highlighted with: PTX, or C++ for the three C++
+    /// dialects (the grammar renderers have).
+    pub fn fence(self) -> &'static str {
+        match self {
+            Target::Ptx => "ptx",
+            Target::Hip | Target::Sycl | Target::Metal => "cpp",
+        }
+    }
+
     /// The target named `name`.
     pub fn from_name(name: &str) -> Option<Target> {
         Self::ALL.into_iter().find(|t| t.name() == name)

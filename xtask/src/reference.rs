@@ -4,8 +4,8 @@ use std::fmt::Write;
 
 use wave_isa::target::{MINIMUMS, PROFILES};
 use wave_isa::{
-    CACHE_HINTS, Capability, Category, Format, Modifier, OPCODES, SCOPES, SPECIAL_REGISTERS,
-    ScopeUse, vendor,
+    CACHE_HINTS, Capability, Category, Format, Modifier, OPCODES, SCOPES, SPECIALS, ScopeUse,
+    vendor,
 };
 use wave_isa::{Inst, OpInfo, Operand, Slot, arbitrary_inst, write_inst};
 
@@ -115,9 +115,9 @@ pub(crate) fn render() -> String {
         vendor_forms(&mut out, op);
         out.push('\n');
     }
-    let _ = writeln!(out, "## Special registers\n\n| index | name |\n|---|---|");
-    for (i, s) in SPECIAL_REGISTERS.iter().enumerate() {
-        let _ = writeln!(out, "| {i} | `{s}` |");
+    let _ = writeln!(out, "## Special registers\n\n| index | name | holds |\n|---|---|---|");
+    for (i, (s, meaning)) in SPECIALS.iter().enumerate() {
+        let _ = writeln!(out, "| {i} | `{s}` | {meaning} |");
     }
     let _ = writeln!(out, "\n## Section 7 constants and target profiles\n");
     let mut header = "| constant | minimum |".to_owned();

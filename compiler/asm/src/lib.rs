@@ -86,6 +86,11 @@ pub(crate) fn indentation(flow: Flow) -> (bool, bool) {
 
 /// The operand syntax of an instruction, e.g. `iadd rd, rs1, rs2|imm`.
 pub fn form_text(op: &OpInfo) -> String {
+    form_parts(op).0
+}
+
+/// [`form_text`], with where each operand is in it (for signature help).
+pub fn form_parts(op: &OpInfo) -> (String, Vec<std::ops::Range<usize>>) {
     let mut out = op.mnemonic.to_owned();
     if let wave_isa::Modifier::Named { names, default } = op.modifier
         && default.is_none()
@@ -95,11 +100,14 @@ pub fn form_text(op: &OpInfo) -> String {
             names.iter().map(|(n, _)| *n).collect::<Vec<_>>().join("|")
         ));
     }
+    let mut parts = Vec::with_capacity(op.operands.len());
     for (i, operand) in op.operands.iter().enumerate() {
         out.push_str(if i == 0 { " " } else { ", " });
+        let start = out.len();
         out.push_str(&operand_text(operand));
+        parts.push(start..out.len());
     }
-    out
+    (out, parts)
 }
 
 /// How one operand of a form is written, e.g. `rd`, `rs1.lo|hi`, `[rs1 + offset]`.

@@ -31,6 +31,39 @@ pub const FLAG_EXTENDED: u8 = 0b01;
 /// Flag bit 1: the instruction is guarded by `@pN` / `@!pN` (pred and pred_neg apply).
 pub const FLAG_PREDICATED: u8 = 0b10;
 
+/// A field of the base word: name, highest and lowest bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field {
+    /// Its name, as the table at the top of this module writes it.
+    pub name: &'static str,
+    /// Its highest bit.
+    pub hi: u32,
+    /// Its lowest bit.
+    pub lo: u32,
+}
+
+impl Field {
+    /// The field's value in base word `word`.
+    pub fn of(self, word: u64) -> u64 {
+        (word >> self.lo) & ((1u64 << (self.hi - self.lo + 1)) - 1)
+    }
+}
+
+/// The base word's fields, from the highest bit down (the table at the top of this module);
+/// [`Inst::base_word`] puts the instruction's fields there.
+pub const BASE_FIELDS: [Field; 10] = [
+    Field { name: "opcode", hi: 47, lo: 40 },
+    Field { name: "rd", hi: 39, lo: 32 },
+    Field { name: "rs1", hi: 31, lo: 24 },
+    Field { name: "rs2", hi: 23, lo: 16 },
+    Field { name: "reserved", hi: 15, lo: 11 },
+    Field { name: "modifier", hi: 10, lo: 7 },
+    Field { name: "scope", hi: 6, lo: 5 },
+    Field { name: "pred", hi: 4, lo: 3 },
+    Field { name: "pred_neg", hi: 2, lo: 2 },
+    Field { name: "flags", hi: 1, lo: 0 },
+];
+
 /// An instruction guard, `@pN` or `@!pN`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Guard {

@@ -29,7 +29,9 @@ mod text;
 pub mod vendor;
 
 pub use arbitrary::arbitrary_inst;
-pub use encoding::{DecodeError, EncodeError, FLAG_EXTENDED, FLAG_PREDICATED, Guard, Inst};
+pub use encoding::{
+    BASE_FIELDS, DecodeError, EncodeError, FLAG_EXTENDED, FLAG_PREDICATED, Field, Guard, Inst,
+};
 pub use flags::{Flags, Flow};
 pub use lookup::{
     Resolved, SuffixError, all_spellings, expected_suffixes, lookup, lookup_name, scope_name,
@@ -158,25 +160,42 @@ pub const DEFAULT_SCOPE: u8 = 2;
 /// The cache hints of device loads and stores, in scope-field order (0: none).
 pub const CACHE_HINTS: [&str; 4] = ["", "cached", "uncached", "streaming"];
 
-/// The special registers of spec 3.3, indexed by their `rs1` value in `mov_special`.
-pub const SPECIAL_REGISTERS: [&str; 16] = [
-    "sr_thread_id_x",
-    "sr_thread_id_y",
-    "sr_thread_id_z",
-    "sr_wave_id",
-    "sr_lane_id",
-    "sr_workgroup_id_x",
-    "sr_workgroup_id_y",
-    "sr_workgroup_id_z",
-    "sr_workgroup_size_x",
-    "sr_workgroup_size_y",
-    "sr_workgroup_size_z",
-    "sr_grid_size_x",
-    "sr_grid_size_y",
-    "sr_grid_size_z",
-    "sr_wave_width",
-    "sr_num_waves",
+/// The special registers of spec 3.3, indexed by their `rs1` value in `mov_special`: name,
+/// and what it holds (hovers, completion details and the ISA reference show it).
+pub const SPECIALS: [(&str, &str); 16] = [
+    ("sr_thread_id_x", "the thread's index in its workgroup, X dimension"),
+    ("sr_thread_id_y", "the thread's index in its workgroup, Y dimension"),
+    ("sr_thread_id_z", "the thread's index in its workgroup, Z dimension"),
+    ("sr_wave_id", "the wave's index in its workgroup"),
+    ("sr_lane_id", "the thread's lane in its wave, 0 to W-1"),
+    ("sr_workgroup_id_x", "the workgroup's index in the grid, X dimension"),
+    ("sr_workgroup_id_y", "the workgroup's index in the grid, Y dimension"),
+    ("sr_workgroup_id_z", "the workgroup's index in the grid, Z dimension"),
+    ("sr_workgroup_size_x", "threads per workgroup, X dimension"),
+    ("sr_workgroup_size_y", "threads per workgroup, Y dimension"),
+    ("sr_workgroup_size_z", "threads per workgroup, Z dimension"),
+    ("sr_grid_size_x", "workgroups in the grid, X dimension"),
+    ("sr_grid_size_y", "workgroups in the grid, Y dimension"),
+    ("sr_grid_size_z", "workgroups in the grid, Z dimension"),
+    ("sr_wave_width", "W, the threads per wave of this dispatch"),
+    ("sr_num_waves", "waves per workgroup"),
 ];
+
+/// The special registers' names, by index (the first column of [`SPECIALS`]).
+pub const SPECIAL_REGISTERS: [&str; 16] = {
+    let mut names = [""; 16];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = SPECIALS[i].0;
+        i += 1;
+    }
+    names
+};
+
+/// What special register `index` holds.
+pub fn special_meaning(index: u8) -> Option<&'static str> {
+    SPECIALS.get(usize::from(index)).map(|(_, m)| *m)
+}
 
 /// The special register named `name` (lowercase), as its index.
 pub fn special_register(name: &str) -> Option<u8> {

@@ -411,6 +411,37 @@ fn the_flags_say_where_control_goes_and_what_touches_memory() {
 }
 
 #[test]
+fn the_base_fields_tile_the_word_and_hold_the_instructions_fields() {
+    let mut covered = 0u64;
+    for f in BASE_FIELDS {
+        let mask = ((1u64 << (f.hi - f.lo + 1)) - 1) << f.lo;
+        assert_eq!(covered & mask, 0, "{} overlaps", f.name);
+        covered |= mask;
+    }
+    assert_eq!(covered, (1u64 << 48) - 1, "every bit of the 48 has a field");
+    let inst = Inst {
+        opcode: 0x48,
+        rd: 7,
+        rs1: 200,
+        rs2: 3,
+        modifier: 9,
+        scope: 2,
+        guard: Some(Guard { predicate: 3, negate: true }),
+        ext: Some(5),
+    };
+    let w = inst.base_word();
+    let value = |name: &str| BASE_FIELDS.iter().find(|f| f.name == name).expect(name).of(w);
+    assert_eq!(
+        [
+            "opcode", "rd", "rs1", "rs2", "reserved", "modifier", "scope", "pred", "pred_neg",
+            "flags"
+        ]
+        .map(value),
+        [0x48, 7, 200, 3, 0, 9, 2, 3, 1, 3]
+    );
+}
+
+#[test]
 fn an_operation_has_the_memory_space_of_its_row() {
     use crate::Space;
     for row in OPCODES {

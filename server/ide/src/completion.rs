@@ -1,8 +1,9 @@
 //! Completion: mnemonics and snippets at the start of a statement, directives after a `.`,
 //! and registers, predicates, parameters, special registers and labels in operand position.
 
+use wave_asm::syntax::{ArgKind, StmtKind};
 use wave_db::{Database, SourceFile, check_kernel, kernels};
-use wave_isa::SPECIAL_REGISTERS;
+use wave_isa::SPECIALS;
 
 /// What a completion inserts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,16 +170,18 @@ fn operands(db: &Database, file: SourceFile, offset: usize) -> Vec<Completion> {
     let (registers, params): (usize, Vec<String>) = match check.module.kernels.first() {
         Some(k) => (usize::from(k.registers), k.params.iter().map(|p| p.name.clone()).collect()),
         None => {
-            let params: Vec<String> = text
-                .lines()
-                .filter_map(|l| l.trim().strip_prefix(".param"))
-                .filter_map(|rest| rest.split(':').next().map(|n| n.trim().to_string()))
-                .filter(|n| !n.is_empty())
-                .collect();
-            let declared = text
-                .lines()
-                .filter_map(|l| l.trim().strip_prefix(".registers"))
-                .find_map(|n| n.trim().parse().ok());
+            // (The parse exists when the kernel does not assemble.)
+            let params: Vec<String> =
+                crate::tokens::params(check).into_iter().map(|(name, _, _)| name).collect();
+            let declared = check.parsed.stmts.iter().find_map(|stmt| match &stmt.kind {
+                StmtKind::Directive { name, args, .. } if name == ".registers" => {
+                    match &args.first()?.kind {
+                        ArgKind::Integer(n) => n.parse::<usize>().ok(),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            });
             (declared.unwrap_or(16).max(params.len()), params)
         }
     };
@@ -202,11 +205,11 @@ fn operands(db: &Database, file: SourceFile, offset: usize) -> Vec<Completion> {
         });
     }
     out.extend(predicates());
-    for s in SPECIAL_REGISTERS {
+    for (s, meaning) in SPECIALS {
         out.push(Completion {
             label: s.to_string(),
             kind: CompletionKind::Special,
-            detail: "special register".into(),
+            detail: format!("special register: {meaning}"),
             insert: s.to_string(),
         });
     }

@@ -45,14 +45,8 @@ pub fn signature_help(db: &Database, file: SourceFile, offset: usize) -> Option<
     let (mnemonic, operands) = rest.split_once(char::is_whitespace)?;
     let (op, _) = crate::tokens::resolve(mnemonic);
     let op = op?;
-    let mut label = op.mnemonic.to_owned();
-    let mut parameters = Vec::new();
-    for (i, operand) in op.operands.iter().enumerate() {
-        label.push_str(if i == 0 { " " } else { ", " });
-        let start = label.len();
-        label.push_str(&wave_asm::operand_text(operand));
-        parameters.push(start..label.len());
-    }
+    // The form as the ISA reference writes it (`icmp.{eq|ne|…} pd, rs1, rs2|imm`).
+    let (label, parameters) = wave_asm::form_parts(op);
     // Commas outside brackets before the cursor.
     let mut depth = 0i32;
     let mut active = 0;

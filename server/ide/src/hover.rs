@@ -65,12 +65,7 @@ const MAX_BACKEND_LINES: usize = 12;
 fn translations(db: &Database, at: &KernelAt<'_>, offset: u32) -> String {
     let mut md = String::from("\nWhat each backend writes for it here:\n");
     for target in wave_backends::Target::ALL {
-        let (name, fence) = match target {
-            wave_backends::Target::Ptx => ("NVIDIA (PTX)", "ptx"),
-            wave_backends::Target::Hip => ("AMD (HIP)", "cpp"),
-            wave_backends::Target::Sycl => ("Intel (SYCL)", "cpp"),
-            wave_backends::Target::Metal => ("Apple (Metal)", "cpp"),
-        };
+        let (name, fence) = (target.title(), target.fence());
         match wave_db::backend(db, at.span.source, target) {
             Ok(t) => {
                 let lines = t.code_of(offset);
@@ -99,26 +94,6 @@ fn translations(db: &Database, at: &KernelAt<'_>, offset: u32) -> String {
     }
     md
 }
-
-/// What the special registers of spec 3.3 hold.
-pub(crate) const SPECIAL_MEANINGS: [(&str, &str); 16] = [
-    ("sr_thread_id_x", "the thread's index in its workgroup, X dimension"),
-    ("sr_thread_id_y", "the thread's index in its workgroup, Y dimension"),
-    ("sr_thread_id_z", "the thread's index in its workgroup, Z dimension"),
-    ("sr_wave_id", "the wave's index in its workgroup"),
-    ("sr_lane_id", "the thread's lane in its wave, 0 to W-1"),
-    ("sr_workgroup_id_x", "the workgroup's index in the grid, X dimension"),
-    ("sr_workgroup_id_y", "the workgroup's index in the grid, Y dimension"),
-    ("sr_workgroup_id_z", "the workgroup's index in the grid, Z dimension"),
-    ("sr_workgroup_size_x", "threads per workgroup, X dimension"),
-    ("sr_workgroup_size_y", "threads per workgroup, Y dimension"),
-    ("sr_workgroup_size_z", "threads per workgroup, Z dimension"),
-    ("sr_grid_size_x", "workgroups in the grid, X dimension"),
-    ("sr_grid_size_y", "workgroups in the grid, Y dimension"),
-    ("sr_grid_size_z", "workgroups in the grid, Z dimension"),
-    ("sr_wave_width", "W, the threads per wave of this dispatch"),
-    ("sr_num_waves", "waves per workgroup"),
-];
 
 fn describe_token(
     db: &Database,
@@ -172,7 +147,7 @@ fn describe_token(
             );
         }
         TokenKind::Special(name) => {
-            let meaning = SPECIAL_MEANINGS.iter().find(|(n, _)| n == name)?.1;
+            let meaning = wave_isa::special_register(name).and_then(wave_isa::special_meaning)?;
             let _ = writeln!(
                 md,
                 "```wave\n{name}\n```\nspecial register (spec 3.3): {meaning}. Read it with `mov_special`."
@@ -275,22 +250,10 @@ fn describe(module: &wave_wbin::Module, inst: &Inst, bytes: &[u8]) -> String {
     let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
     let _ = writeln!(md, "Encoding, {format}: `{}`\n", hex.join(" "));
     let w = inst.base_word();
-    let field = |hi: u32, lo: u32| (w >> lo) & ((1u64 << (hi - lo + 1)) - 1);
     let _ = writeln!(md, "| field | bits | value |\n|---|---|---|");
-    let rows: [(&str, u32, u32); 9] = [
-        ("opcode", 47, 40),
-        ("rd", 39, 32),
-        ("rs1", 31, 24),
-        ("rs2", 23, 16),
-        ("modifier", 10, 7),
-        ("scope", 6, 5),
-        ("predicate", 4, 3),
-        ("negate", 2, 2),
-        ("flags", 1, 0),
-    ];
-    for (name, hi, lo) in rows {
-        let bits = if hi == lo { format!("{hi}") } else { format!("{hi}:{lo}") };
-        let _ = writeln!(md, "| {name} | {bits} | {} |", field(hi, lo));
+    for f in wave_isa::BASE_FIELDS.iter().filter(|f| f.name != "reserved") {
+        let bits = if f.hi == f.lo { format!("{}", f.hi) } else { format!("{}:{}", f.hi, f.lo) };
+        let _ = writeln!(md, "| {} | {bits} | {} |", f.name, f.of(w));
     }
     if let Some(ext) = inst.ext {
         let _ = writeln!(md, "| extension word | 79:48 | 0x{ext:08x} |");

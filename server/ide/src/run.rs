@@ -184,22 +184,12 @@ pub fn code_lenses(
         for target in Target::ALL {
             out.push(Lens {
                 range: range.clone(),
-                title: format!("Show {}", target_title(target)),
+                title: format!("Show {}", target.label()),
                 command: LensCommand::Preview { kernel: name.clone(), target },
             });
         }
     }
     out
-}
-
-/// How a backend is named in titles.
-pub fn target_title(target: Target) -> &'static str {
-    match target {
-        Target::Ptx => "PTX",
-        Target::Hip => "HIP",
-        Target::Sycl => "SYCL",
-        Target::Metal => "Metal",
-    }
 }
 
 /// A resolved run: the kernel assembled on its own, its dispatch and memory.

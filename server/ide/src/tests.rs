@@ -279,9 +279,17 @@ fn at(fixture: &str) -> (Database, SourceFile, usize, String) {
 fn signature_help_follows_the_operand_being_typed() {
     let (db, file, offset, _) = at(".kernel k\n    @p0 device_store.u32 [r1 + 4], $0\n.end\n");
     let sig = signature_help(&db, file, offset).expect("a signature");
-    assert_eq!(sig.label, "device_store [rs1 + offset], rs2");
+    assert_eq!(sig.label, "device_store.{u8|u16|u32|u64|u128} [rs1 + offset], rs2");
     assert_eq!(sig.active, 1, "the comma inside brackets does not count");
     assert_eq!(&sig.label[sig.parameters[1].clone()], "rs2");
+    // The form is the ISA reference's, modifier list included.
+    let (db, file, offset, _) = at(".kernel k\n    icmp.lt p0, $0\n.end\n");
+    let sig = signature_help(&db, file, offset).expect("a signature");
+    let icmp = wave_isa::Opcode::Icmp.info();
+    assert_eq!(sig.label, wave_asm::form_text(icmp));
+    assert!(sig.label.starts_with("icmp.{eq|ne|"), "{}", sig.label);
+    assert_eq!(&sig.label[sig.parameters[0].clone()], "pd");
+    assert_eq!((sig.active, &sig.label[sig.parameters[1].clone()]), (1, "rs1"));
     let (db, file, offset, _) = at(".kernel k\n    nosuch r1, $0\n.end\n");
     assert!(signature_help(&db, file, offset).is_none());
 }

@@ -6,7 +6,7 @@ use std::ops::Range;
 use wave_backends::Target;
 use wave_db::{Database, Settings, SourceBuild, SourceFile};
 
-use super::{Lens, LensCommand, Preview, target_title};
+use super::{Lens, LensCommand, Preview};
 use crate::source::{line_of, name_line, pick, section};
 
 /// The lenses of a kernel source: per kernel that compiles, the run lenses (the GPU ones
@@ -45,7 +45,7 @@ pub(super) fn code_lenses(
         for target in Target::ALL {
             out.push(Lens {
                 range: range.clone(),
-                title: format!("Show {}", target_title(target)),
+                title: format!("Show {}", target.label()),
                 command: LensCommand::Preview { kernel: name.clone(), target },
             });
         }
