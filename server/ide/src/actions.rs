@@ -10,6 +10,8 @@ use wave_isa::{Flow, Opcode};
 
 use crate::tokens::{TokenKind, kernel_tokens, labels, params};
 
+mod source;
+
 /// A tag that changes how an editor draws a diagnostic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tag {
@@ -183,7 +185,7 @@ fn unreachable(check: &wave_db::KernelCheck, text: &str) -> Vec<Diagnostic> {
 /// file order.
 pub fn diagnostics(db: &Database, file: SourceFile) -> Vec<FileDiagnostic> {
     if let Some(b) = crate::source::build(db, file) {
-        return source_diagnostics(b);
+        return source::diagnostics(b);
     }
     let mut out: Vec<FileDiagnostic> = file_diagnostics(db, file)
         .iter()
@@ -367,13 +369,4 @@ fn raise_registers(db: &Database, file: SourceFile, d: &FileDiagnostic) -> Optio
         fixes: Some(d.clone()),
         preferred: true,
     })
-}
-
-/// The diagnostics of a kernel source.
-fn source_diagnostics(build: &wave_db::SourceBuild) -> Vec<FileDiagnostic> {
-    build
-        .diagnostics
-        .iter()
-        .map(|d| FileDiagnostic { diagnostic: d.clone(), hint: false, tags: Vec::new() })
-        .collect()
 }

@@ -37,7 +37,7 @@ pub use outline::{Symbol, SymbolKind, folding_ranges, format, inlay_hints, symbo
 pub use run::{
     Agreement, DEFAULT_RUN_BUDGET, DIFFERENCES_SHOWN, DebugLaunch, Lens, LensCommand, Preview,
     RunDevice, RunPlan, RunResult, RunTrap, agreement, code_lenses, compare, execute,
-    execute_on_gpu, plan_run, preview, preview_form,
+    execute_on_gpu, plan_run, preview_form,
 };
 pub use tokens::{Token, TokenKind, file_tokens, kernel_tokens};
 

@@ -5,6 +5,8 @@ use std::ops::Range;
 use wave_db::{Database, Settings, SourceFile, kernels, occupancy};
 use wave_isa::Flow;
 
+mod source;
+
 /// What a symbol is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SymbolKind {
@@ -32,7 +34,7 @@ pub struct Symbol {
 /// The kernels of a file, each with its labels.
 pub fn symbols(db: &Database, file: SourceFile) -> Vec<Symbol> {
     if let Some(b) = crate::source::build(db, file) {
-        return source_symbols(b);
+        return source::symbols(b);
     }
     let text = file.text(db);
     kernels(db, file)
@@ -136,7 +138,7 @@ pub fn format(db: &Database, file: SourceFile) -> Option<String> {
 /// (`live 5`) at the end of its line.
 pub fn inlay_hints(db: &Database, file: SourceFile, settings: Settings) -> Vec<(usize, String)> {
     if let Some(b) = crate::source::build(db, file) {
-        return source_inlay_hints(db, file, b, settings);
+        return source::inlay_hints(db, file, b, settings);
     }
     let text = file.text(db);
     let mut out = Vec::new();
@@ -155,39 +157,4 @@ pub fn inlay_hints(db: &Database, file: SourceFile, settings: Settings) -> Vec<(
     }
     out.sort_by_key(|(at, _)| *at);
     out
-}
-
-/// Each kernel's occupancy (with its register count R) at the end of its name's line.
-fn source_inlay_hints(
-    db: &Database,
-    file: SourceFile,
-    build: &wave_db::SourceBuild,
-    settings: Settings,
-) -> Vec<(usize, String)> {
-    let text = file.text(db);
-    let mut out = Vec::new();
-    for f in build.functions.iter().filter(|f| f.kernel) {
-        let Some((_, k)) = build.kernel(&f.name) else { continue };
-        if let Some(hint) = wave_db::occupancy_line(k, settings.target(db), settings.wave_width(db))
-        {
-            out.push((crate::source::name_line(text, f).end, hint));
-        }
-    }
-    out
-}
-
-/// The kernels of a kernel source as document symbols.
-fn source_symbols(build: &wave_db::SourceBuild) -> Vec<Symbol> {
-    build
-        .functions
-        .iter()
-        .filter(|f| f.kernel)
-        .map(|f| Symbol {
-            name: f.name.clone(),
-            kind: SymbolKind::Kernel,
-            range: f.span.clone(),
-            selection: f.name_span.clone(),
-            children: Vec::new(),
-        })
-        .collect()
 }

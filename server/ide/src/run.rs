@@ -804,7 +804,7 @@ pub fn preview_form(
 }
 
 /// The preview of `kernel` (or the kernel containing byte `offset`, or the first) on `target`.
-pub fn preview(
+pub(crate) fn preview(
     db: &Database,
     file: SourceFile,
     kernel: Option<&str>,

@@ -1,7 +1,9 @@
 //! What every editor feature needs of a kernel source (Python, Rust, C++, TypeScript): whether a
 //! file is one, its build, the kernel a request means and the line of a kernel's name. Each
 //! feature then picks the file kind once and keeps its kernel-source half beside its assembly
-//! half (`hover/source.rs`, `run/source.rs`, the source parts of `actions.rs` and `outline.rs`).
+//! half (`hover/source.rs`, `run/source.rs`, `actions/source.rs`, `outline/source.rs`); the
+//! features that are assembly's only (completion, signature help, navigation, folding,
+//! formatting, semantic tokens, code actions) return nothing for a kernel source at their top.
 //! Only the kernels (and the helpers they call) are analysed: the rest of the file is left to
 //! the language's own server, so a file without kernels gets nothing.
 

@@ -600,14 +600,14 @@ fn the_preview_maps_generated_lines_to_file_lines() {
     let db = Database::default();
     let file = SourceFile::new(&db, "t.wave".into(), ADD.into(), 1);
     for target in wave_backends::Target::ALL {
-        let p = crate::preview(&db, file, Some("add"), None, target).expect("translates");
+        let p = crate::run::preview(&db, file, Some("add"), None, target).expect("translates");
         let store = ADD.lines().position(|l| l.contains("device_store")).expect("store") as u32 + 1;
         assert!(p.lines.contains(&Some(store)), "{target:?} maps a line to the store");
         assert_eq!(p.lines.len(), p.text.lines().count());
     }
     let broken = SourceFile::new(&db, "b.wave".into(), ".kernel k\n    iaddd r1\n.end\n".into(), 1);
     let e =
-        crate::preview(&db, broken, None, None, wave_backends::Target::Ptx).expect_err("errors");
+        crate::run::preview(&db, broken, None, None, wave_backends::Target::Ptx).expect_err("errors");
     assert!(e.contains("E0101"), "{e}");
 }
 
