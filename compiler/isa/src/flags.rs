@@ -68,6 +68,9 @@ pub struct Flags {
     /// Its result may differ between threads even when its register inputs agree (memory,
     /// other lanes, a thread's own special registers).
     pub lane_varying: bool,
+    /// Its result is the bits of a source or of its immediate, unchanged (moves, `select`,
+    /// shuffles): on a 64-bit register pair it is the same instruction once per half.
+    pub copies: bool,
 }
 
 /// Arithmetic: nothing but its registers.
@@ -78,7 +81,10 @@ pub const PURE: Flags = Flags {
     side_effects: false,
     cross_lane: false,
     lane_varying: false,
+    copies: false,
 };
+/// Moves and `select`: a source's bits, unchanged.
+pub const COPY: Flags = Flags { copies: true, ..PURE };
 /// Loads.
 pub const LOAD: Flags = Flags { reads_memory: true, lane_varying: true, ..PURE };
 /// Stores.
@@ -93,6 +99,8 @@ pub const ATOMIC: Flags = Flags {
 };
 /// Wave operations: they read other lanes.
 pub const WAVE: Flags = Flags { cross_lane: true, lane_varying: true, ..PURE };
+/// Shuffles and `wave_broadcast`: another lane's bits, unchanged.
+pub const SHUFFLE: Flags = Flags { copies: true, ..WAVE };
 /// `mov_special`: a thread's own ids.
 pub const VARYING: Flags = Flags { lane_varying: true, ..PURE };
 /// Calls, barriers, fences and `wait`: ordered against every memory access.

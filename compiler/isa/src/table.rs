@@ -554,7 +554,16 @@ pub static OPCODES: &[OpInfo] = &[
         "pd = rs1 <cond> rs2 in binary32; eq, lt, le, gt are false on NaN, ne is true on NaN, ord is true when neither is NaN, unord when either is.",
         modifier = named(FCMP_CONDITIONS, None)
     ),
-    op!(Select, Base, Compare, SELECT, "6.8", "rd = ps ? rs1 : rs2.", modifier = Modifier::PredSrc),
+    op!(
+        Select,
+        Base,
+        Compare,
+        SELECT,
+        "6.8",
+        "rd = ps ? rs1 : rs2.",
+        modifier = Modifier::PredSrc,
+        flags = flags::COPY,
+    ),
     op!(
         Fsat,
         Base,
@@ -717,7 +726,7 @@ pub static OPCODES: &[OpInfo] = &[
         SHUFFLE,
         "6.11",
         "rd = rs1 of lane rs2. A source lane that is out of range or inactive gives rd's own rs1 (see docs/isa/deviations.md).",
-        flags = flags::WAVE,
+        flags = flags::SHUFFLE,
     ),
     op!(
         WaveShuffleUp,
@@ -726,7 +735,7 @@ pub static OPCODES: &[OpInfo] = &[
         SHUFFLE,
         "6.11",
         "rd = rs1 of lane (lane_id - rs2).",
-        flags = flags::WAVE
+        flags = flags::SHUFFLE
     ),
     op!(
         WaveShuffleDown,
@@ -735,7 +744,7 @@ pub static OPCODES: &[OpInfo] = &[
         SHUFFLE,
         "6.11",
         "rd = rs1 of lane (lane_id + rs2).",
-        flags = flags::WAVE,
+        flags = flags::SHUFFLE,
     ),
     op!(
         WaveShuffleXor,
@@ -744,7 +753,7 @@ pub static OPCODES: &[OpInfo] = &[
         SHUFFLE,
         "6.11",
         "rd = rs1 of lane (lane_id ^ rs2).",
-        flags = flags::WAVE
+        flags = flags::SHUFFLE
     ),
     op!(
         WaveBroadcast,
@@ -753,7 +762,7 @@ pub static OPCODES: &[OpInfo] = &[
         SHUFFLE,
         "6.11",
         "rd = rs1 of lane rs2 (uniform lane), in every active thread.",
-        flags = flags::WAVE,
+        flags = flags::SHUFFLE,
     ),
     op!(
         WaveBallot,
@@ -822,7 +831,7 @@ pub static OPCODES: &[OpInfo] = &[
         SHUFFLE,
         "6.11",
         "rd = rs1 of lane rs2 (arbitrary index shuffle), the same rule for inactive or out-of-range sources as wave_shuffle.",
-        flags = flags::WAVE,
+        flags = flags::SHUFFLE,
     ),
     // Control flow and synchronisation (5.1, 6.12, 6.13).
     op!(
@@ -1114,14 +1123,15 @@ pub static OPCODES: &[OpInfo] = &[
     ),
     op!(MmaF32F32, Extended, Mma, TERNARY, "6.14", "D = A * B + C, all binary32.", cap = Mma),
     // Miscellaneous (6.15).
-    op!(Mov, Base, Misc, UNARY, "6.15", "rd = rs1."),
+    op!(Mov, Base, Misc, UNARY, "6.15", "rd = rs1.", flags = flags::COPY),
     op!(
         MovImm,
         Extended,
         Misc,
         MOV_IMM,
         "6.15",
-        "rd = imm32 (any bit pattern; float literals give their binary32 bits)."
+        "rd = imm32 (any bit pattern; float literals give their binary32 bits).",
+        flags = flags::COPY,
     ),
     op!(
         MovSpecial,

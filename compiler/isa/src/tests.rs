@@ -442,6 +442,26 @@ fn the_base_fields_tile_the_word_and_hold_the_instructions_fields() {
 }
 
 #[test]
+fn the_instructions_that_copy_bits_are_moves_select_and_shuffles() {
+    let copies: Vec<&str> =
+        OPCODES.iter().filter(|r| r.flags.copies).map(|r| r.mnemonic).collect();
+    assert_eq!(
+        copies,
+        [
+            "select",
+            "wave_shuffle",
+            "wave_shuffle_up",
+            "wave_shuffle_down",
+            "wave_shuffle_xor",
+            "wave_broadcast",
+            "wave_shuffle_idx",
+            "mov",
+            "mov_imm"
+        ]
+    );
+}
+
+#[test]
 fn an_operation_has_the_memory_space_of_its_row() {
     use crate::Space;
     for row in OPCODES {

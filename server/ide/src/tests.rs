@@ -606,8 +606,8 @@ fn the_preview_maps_generated_lines_to_file_lines() {
         assert_eq!(p.lines.len(), p.text.lines().count());
     }
     let broken = SourceFile::new(&db, "b.wave".into(), ".kernel k\n    iaddd r1\n.end\n".into(), 1);
-    let e =
-        crate::run::preview(&db, broken, None, None, wave_backends::Target::Ptx).expect_err("errors");
+    let e = crate::run::preview(&db, broken, None, None, wave_backends::Target::Ptx)
+        .expect_err("errors");
     assert!(e.contains("E0101"), "{e}");
 }
 

@@ -36,22 +36,14 @@ pub fn rewrite_indexed(lir: &Lir, alloc: &Allocation) -> Vec<(usize, Inst)> {
         {
             continue;
         }
-        // A copy, a constant, a select or a shuffle of a pair is one instruction per half:
-        // the second on the pair registers' second halves (and a constant's high word).
-        let wide = matches!(
-            inst.code.opcode,
-            Opcode::Mov
-                | Opcode::MovImm
-                | Opcode::Select
-                | Opcode::WaveShuffle
-                | Opcode::WaveShuffleUp
-                | Opcode::WaveShuffleDown
-                | Opcode::WaveShuffleXor
-                | Opcode::WaveBroadcast
-        ) && original
-            .args
-            .first()
-            .is_some_and(|a| matches!(a, Arg::Def(r) if lir.pairs.contains(r)));
+        // An instruction that copies bits (a move, a constant, a select, a shuffle) on a pair
+        // is one instruction per half: the second on the pair registers' second halves (and a
+        // constant's high word).
+        let wide = inst.code.flags().copies
+            && original
+                .args
+                .first()
+                .is_some_and(|a| matches!(a, Arg::Def(r) if lir.pairs.contains(r)));
         if wide {
             let constant = inst.code == Code::of(Opcode::MovImm);
             let mut hi = inst.clone();
