@@ -253,7 +253,7 @@ impl<'a, 'm> Kernel<'a, 'm> {
 
 /// Whether the instruction accesses local memory.
 pub(crate) fn uses_local(i: &Instr) -> bool {
-    i.op.space() == Some(wave_isa::Space::Local)
+    i.inst.space() == Some(wave_isa::Space::Local)
 }
 
 /// The warning for a local memory access in a kernel that declares none.

@@ -131,7 +131,7 @@ impl Writer<'_, '_> {
                 l.push(format!("{rd} = {}p{p} ? {a} : {b};", if neg { "!" } else { "" }));
             }
             Operation::LocalLoad(w) | Operation::DeviceLoad(w) => {
-                let local = i.op.space() == Some(wave_isa::Space::Local);
+                let local = i.inst.space() == Some(wave_isa::Space::Local);
                 let rdn = i.inst.rd;
                 match w {
                     MemWidth::U8 => l.push(format!("{rd} = *{};", self.ptr(local, uchar(d), &self.at(i, 0)))),
@@ -145,7 +145,7 @@ impl Writer<'_, '_> {
                 }
             }
             Operation::LocalStore(w) | Operation::DeviceStore(w) => {
-                let local = i.op.space() == Some(wave_isa::Space::Local);
+                let local = i.inst.space() == Some(wave_isa::Space::Local);
                 let v = i.inst.rs2;
                 match w {
                     MemWidth::U8 => l.push(format!("*{} = ({}){};", self.ptr(local, uchar(d), &self.at(i, 0)), uchar(d), r(v))),

@@ -226,7 +226,7 @@ impl Kernel<'_, '_> {
                 }
             }
             Operation::LocalLoad(w) | Operation::DeviceLoad(w) => {
-                let local = i.op.space() == Some(wave_isa::Space::Local);
+                let local = i.inst.space() == Some(wave_isa::Space::Local);
                 let (base, off) = self.address(i, local, &mut l);
                 let a0 = at(&base, off);
                 let space = if local {
@@ -257,7 +257,7 @@ impl Kernel<'_, '_> {
                 }
             }
             Operation::LocalStore(w) | Operation::DeviceStore(w) => {
-                let local = i.op.space() == Some(wave_isa::Space::Local);
+                let local = i.inst.space() == Some(wave_isa::Space::Local);
                 let (base, off) = self.address(i, local, &mut l);
                 let a0 = at(&base, off);
                 let space = if local {

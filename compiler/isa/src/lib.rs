@@ -38,7 +38,7 @@ pub use lookup::{
     suggest,
 };
 pub use opcode::Opcode;
-pub use operation::{Operation, Space};
+pub use operation::{ATOMIC_LOCAL, Operation, Space};
 pub use subop::{
     AtomicOp, BitOp, FenceOrder, FloatCond, IntCond, MemWidth, ReduceOp, Round, Shift, Shuffle,
     Transc, UintCond,

@@ -8,7 +8,7 @@
 //! consumer matches once and never decodes modifier bits itself.
 
 use crate::subop::{AtomicOp, FloatCond, IntCond, MemWidth, ReduceOp, Shuffle, UintCond};
-use crate::{AtomicType, Inst, Opcode};
+use crate::{AtomicType, Category, Inst, Opcode};
 
 /// What an instruction does, with the sub-operation its modifier selects as a type
 /// ([`crate::subop`]). `Atomic(op, type, local)`: `local` for Local Memory.
@@ -127,114 +127,32 @@ impl Operation {
     pub fn of(inst: &Inst) -> Option<Operation> {
         of(Opcode::from_u8(inst.opcode)?, inst)
     }
+}
 
-    /// The memory it reads or writes: loads and stores by their name, an atomic by its
-    /// modifier; `None` for the rest (a fence orders memory but accesses none). Every
-    /// variant is named, so a new one must say.
-    pub fn space(self) -> Option<Space> {
-        match self {
-            Operation::LocalLoad(_) | Operation::LocalStore(_) => Some(Space::Local),
-            Operation::DeviceLoad(_) | Operation::DeviceStore(_) => Some(Space::Device),
-            Operation::Atomic(_, _, local) => {
-                Some(if local { Space::Local } else { Space::Device })
-            }
-            Operation::Iadd
-            | Operation::Isub
-            | Operation::Imul
-            | Operation::ImulHi
-            | Operation::Imad
-            | Operation::Idiv
-            | Operation::Imod
-            | Operation::Ineg
-            | Operation::Iabs
-            | Operation::Imin
-            | Operation::Imax
-            | Operation::Iclamp
-            | Operation::Umin
-            | Operation::Umax
-            | Operation::Fadd
-            | Operation::Fsub
-            | Operation::Fmul
-            | Operation::Fma
-            | Operation::Fdiv
-            | Operation::Fneg
-            | Operation::Fabs
-            | Operation::Fmin
-            | Operation::Fmax
-            | Operation::Fclamp
-            | Operation::Fsqrt
-            | Operation::Frsqrt
-            | Operation::Frcp
-            | Operation::Ffloor
-            | Operation::Fceil
-            | Operation::Fround
-            | Operation::Ftrunc
-            | Operation::Ffract
-            | Operation::Fsin
-            | Operation::Fcos
-            | Operation::Fexp2
-            | Operation::Flog2
-            | Operation::And
-            | Operation::Or
-            | Operation::Xor
-            | Operation::Not
-            | Operation::Shl
-            | Operation::Shr
-            | Operation::Sar
-            | Operation::Bitcount
-            | Operation::Bitfind
-            | Operation::Bitrev
-            | Operation::Bfe
-            | Operation::Bfi
-            | Operation::Icmp(_)
-            | Operation::Ucmp(_)
-            | Operation::Fcmp(_)
-            | Operation::Select
-            | Operation::Fsat
-            | Operation::Shuffle(_)
-            | Operation::Ballot
-            | Operation::Any
-            | Operation::All
-            | Operation::PrefixSum
-            | Operation::Reduce(_)
-            | Operation::If
-            | Operation::Else
-            | Operation::Endif
-            | Operation::Loop
-            | Operation::Break
-            | Operation::Continue
-            | Operation::Endloop
-            | Operation::Call
-            | Operation::Return
-            | Operation::Barrier
-            | Operation::Fence
-            | Operation::Wait
-            | Operation::Halt
-            | Operation::CvtF32I32
-            | Operation::CvtF32U32
-            | Operation::CvtI32F32
-            | Operation::CvtU32F32
-            | Operation::CvtF32F16
-            | Operation::CvtF16F32
-            | Operation::CvtF32F64
-            | Operation::CvtF64F32
-            | Operation::Hadd
-            | Operation::Hsub
-            | Operation::Hmul
-            | Operation::Hma
-            | Operation::Hadd2
-            | Operation::Hmul2
-            | Operation::Hma2
-            | Operation::Dadd
-            | Operation::Dsub
-            | Operation::Dmul
-            | Operation::Dma
-            | Operation::Ddiv
-            | Operation::Dsqrt
-            | Operation::Mma
-            | Operation::Mov
-            | Operation::MovSpecial
-            | Operation::Nop => None,
+/// The atomics' modifier bit for Local Memory (bits 2:0 are the type).
+pub const ATOMIC_LOCAL: u8 = 8;
+
+impl Inst {
+    /// The memory it reads or writes: its row's for loads and stores, its modifier's for an
+    /// atomic; `None` for the rest (a fence orders memory but accesses none, a call's callee
+    /// accesses what it does).
+    pub fn space(&self) -> Option<Space> {
+        match self.info()?.category {
+            Category::LocalMemory => Some(Space::Local),
+            Category::DeviceMemory => Some(Space::Device),
+            Category::Atomic if self.modifier & ATOMIC_LOCAL != 0 => Some(Space::Local),
+            Category::Atomic => Some(Space::Device),
+            Category::Integer
+            | Category::Float
+            | Category::Bitwise
+            | Category::Compare
+            | Category::Wave
+            | Category::Control
+            | Category::Convert
+            | Category::F16
+            | Category::F64
+            | Category::Mma
+            | Category::Misc => None,
         }
     }
 }
@@ -251,7 +169,11 @@ pub enum Space {
 fn of(opcode: Opcode, inst: &Inst) -> Option<Operation> {
     let m = inst.modifier;
     let atomic = |op: AtomicOp| {
-        Operation::Atomic(op, AtomicType::from_bits(m & 7).unwrap_or(AtomicType::U32), m & 8 != 0)
+        Operation::Atomic(
+            op,
+            AtomicType::from_bits(m & 7).unwrap_or(AtomicType::U32),
+            m & ATOMIC_LOCAL != 0,
+        )
     };
     Some(match opcode {
         Opcode::Iadd => Operation::Iadd,

@@ -443,8 +443,7 @@ fn the_base_fields_tile_the_word_and_hold_the_instructions_fields() {
 
 #[test]
 fn the_instructions_that_copy_bits_are_moves_select_and_shuffles() {
-    let copies: Vec<&str> =
-        OPCODES.iter().filter(|r| r.flags.copies).map(|r| r.mnemonic).collect();
+    let copies: Vec<&str> = OPCODES.iter().filter(|r| r.flags.copies).map(|r| r.mnemonic).collect();
     assert_eq!(
         copies,
         [
@@ -462,23 +461,21 @@ fn the_instructions_that_copy_bits_are_moves_select_and_shuffles() {
 }
 
 #[test]
-fn an_operation_has_the_memory_space_of_its_row() {
+fn an_instruction_has_the_memory_space_of_its_row_or_its_modifier() {
     use crate::Space;
-    for row in OPCODES {
-        // An atomic's space is its modifier's bit 3.
-        let modifiers: &[u8] = if row.category == Category::Atomic { &[0, 8] } else { &[0] };
-        for &modifier in modifiers {
-            let inst = Inst { opcode: row.opcode, modifier, ..Inst::default() };
-            let Some(op) = Operation::of(&inst) else { continue };
-            // (A call may touch memory too, but through the instructions it calls.)
-            let want = match row.category {
-                Category::LocalMemory => Some(Space::Local),
-                Category::Atomic if modifier & 8 != 0 => Some(Space::Local),
-                Category::DeviceMemory | Category::Atomic => Some(Space::Device),
-                _ => None,
-            };
-            assert_eq!(op.space(), want, "{} modifier {modifier}", row.mnemonic);
-        }
+    let space =
+        |op: Opcode, modifier: u8| Inst { opcode: op as u8, modifier, ..Inst::default() }.space();
+    assert_eq!(space(Opcode::LocalLoad, 2), Some(Space::Local));
+    assert_eq!(space(Opcode::LocalStore, 2), Some(Space::Local));
+    assert_eq!(space(Opcode::DeviceLoad, 2), Some(Space::Device));
+    assert_eq!(space(Opcode::DeviceStore, 2), Some(Space::Device));
+    assert_eq!(space(Opcode::AtomicAdd, 0), Some(Space::Device));
+    assert_eq!(space(Opcode::AtomicCas, ATOMIC_LOCAL), Some(Space::Local));
+    // The atomic's operation agrees about its bit.
+    let local = Inst { opcode: Opcode::AtomicAdd as u8, modifier: ATOMIC_LOCAL, ..Inst::default() };
+    assert!(matches!(Operation::of(&local), Some(Operation::Atomic(_, _, true))));
+    for op in [Opcode::Fence, Opcode::Call, Opcode::Barrier, Opcode::Iadd, Opcode::WaveShuffle] {
+        assert_eq!(space(op, 0), None, "{}", op.mnemonic());
     }
 }
 
