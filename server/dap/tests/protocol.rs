@@ -168,9 +168,14 @@ fn words(data: &str) -> Vec<u32> {
 }
 
 fn program(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wave-dap-{}-{name}", std::process::id()));
+    file_in(name, &format!("{name}.wave"), text)
+}
+
+/// `text` as file `file` of a temporary folder of its own (`tag`).
+fn file_in(tag: &str, file: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wave-dap-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
-    let path = dir.join(format!("{name}.wave"));
+    let path = dir.join(file);
     std::fs::write(&path, text).expect("write");
     path
 }
@@ -867,10 +872,7 @@ fn source_vars(d: &mut Dap, thread: u32) -> Vec<(String, String, Value)> {
 
 #[test]
 fn a_python_kernel_stops_at_its_source_lines_and_shows_its_variables_by_name() {
-    let dir = std::env::temp_dir().join(format!("wave-dap-{}-py", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let path = dir.join("scale.py");
-    std::fs::write(&path, PY).expect("write");
+    let path = file_in("py", "scale.py", PY);
     // x[i] = i + 1 for 32 lanes; out at 256.
     let memory: Vec<u32> = (0..32).map(|i| (i as f32 + 1.0).to_bits()).collect();
     let line =
@@ -941,11 +943,11 @@ fn a_python_kernel_stops_at_its_source_lines_and_shows_its_variables_by_name() {
 
 #[test]
 fn a_kernel_source_that_does_not_compile_is_a_launch_error_with_its_place() {
-    let dir = std::env::temp_dir().join(format!("wave-dap-{}-bad", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let path = dir.join("bad.rs");
-    std::fs::write(&path, "#[wave::kernel]\nfn k(out: &mut [f32]) {\n    out[0] = 1u32;\n}\n")
-        .expect("write");
+    let path = file_in(
+        "bad",
+        "bad.rs",
+        "#[wave::kernel]\nfn k(out: &mut [f32]) {\n    out[0] = 1u32;\n}\n",
+    );
     let mut d = Dap::new();
     d.ok("initialize", json!({"adapterID": "wave"}));
     let e = d.err("launch", json!({"program": path.display().to_string()}));
@@ -954,10 +956,7 @@ fn a_kernel_source_that_does_not_compile_is_a_launch_error_with_its_place() {
 
 #[test]
 fn conditions_and_log_points_take_a_python_kernels_variable_names() {
-    let dir = std::env::temp_dir().join(format!("wave-dap-{}-pycond", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let path = dir.join("scale.py");
-    std::fs::write(&path, PY).expect("write");
+    let path = file_in("pycond", "scale.py", PY);
     let memory: Vec<u32> = (0..32).map(|i| (i as f32 + 1.0).to_bits()).collect();
     let line =
         |needle: &str| PY.lines().position(|l| l.contains(needle)).expect("a line") as u32 + 1;
@@ -1012,11 +1011,8 @@ if __name__ == \"__main__\":
 
 #[test]
 fn a_debug_session_compiles_a_kernel_source_as_the_editor_does() {
-    let dir = std::env::temp_dir().join(format!("wave-dap-{}-two", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
     // The extension's case does not matter (as in the editor).
-    let path = dir.join("TWO.PY");
-    std::fs::write(&path, PY_TWO).expect("write");
+    let path = file_in("two", "TWO.PY", PY_TWO);
     let program = path.display().to_string();
     let mut d = Dap::new();
     d.ok("initialize", json!({"adapterID": "wave"}));
