@@ -152,6 +152,10 @@ pub(super) fn reduce_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bo
             }
         }
         let mut reduced: Vec<(Value, Value, i64, Ty)> = Vec::new();
+        // Each pointer reduced so far, with its value on entry: a later target's chain may
+        // read it (`a[j + 1]`'s address is `a[j]`'s plus 4 once CSE has seen both), and its
+        // start value must then read the earlier pointer's start, not the phi.
+        let mut entry: HashMap<Value, Value> = HashMap::new();
         for target in targets {
             // The start value: the chain computing `target`, cloned before the loop with the
             // IV replaced by its initial value.
@@ -166,7 +170,7 @@ pub(super) fn reduce_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bo
                 stack.extend(f.blocks[b.0 as usize].insts[i].op.operands());
             }
             let order: Vec<Value> = chain.iter().copied().filter(|v| needed.contains(v)).collect();
-            let mut map: HashMap<Value, Value> = HashMap::new();
+            let mut map = entry.clone();
             map.insert(phi.dst, init);
             let clones = copy_chain(f, &defs, &order, &mut map);
             let start = map[&target];
@@ -215,6 +219,7 @@ pub(super) fn reduce_loop(f: &mut Func, header: BlockId, body: &[BlockId]) -> bo
                 var: phi.var,
                 args: vec![(pre, start), (latch, p_next)],
             });
+            entry.insert(p, start);
             let subst: HashMap<Value, Value> = [(target, p)].into_iter().collect();
             substitute(f, &subst);
             changed = true;
