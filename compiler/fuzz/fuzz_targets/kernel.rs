@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
         _ => Level::O3,
     };
     let max_registers = 8 + u32::from(data.get(1).copied().unwrap_or(0) % 64);
-    let options = Options { level, max_registers };
+    let options = Options { level, max_registers, verify: true };
     for language in Language::ALL {
         check(&text, language, options);
     }

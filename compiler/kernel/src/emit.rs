@@ -25,11 +25,15 @@ pub struct Options {
     /// The most registers a kernel may use before it spills (the spec minimum of
     /// MAX_REGISTERS, 64, runs on every target).
     pub max_registers: u32,
+    /// Check the MIR after every pass and the LIR after lowering and each of its passes, and
+    /// report a broken one as an internal error naming the pass (`wave compile --verify`;
+    /// on by default in debug builds, so in every test).
+    pub verify: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { level: Level::O2, max_registers: 64 }
+        Options { level: Level::O2, max_registers: 64, verify: cfg!(debug_assertions) }
     }
 }
 
@@ -167,7 +171,7 @@ pub fn compile_kernel_with(
 ) -> Result<Kernel, Box<Diagnostic>> {
     checkpoint();
     let mut f = mir::lower(k);
-    opt::optimize_with(&mut f, options.level, checkpoint).map_err(|e| {
+    opt::optimize_verified(&mut f, options.level, options.verify, checkpoint).map_err(|e| {
         Box::new(Diagnostic::error(
             codes::INTERNAL,
             k.span.clone(),
@@ -203,7 +207,7 @@ fn back_end(
     let mut lir = lir::lower_with(f, hold)
         .map_err(|e| Box::new(Diagnostic::error(codes::CODEGEN, e.span, e.message)))?;
     let broken = |pass: &str, lir: &Lir| -> Option<Box<Diagnostic>> {
-        if !cfg!(debug_assertions) {
+        if !options.verify {
             return None;
         }
         let problems = lir::verify(lir);

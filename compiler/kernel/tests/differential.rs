@@ -536,7 +536,7 @@ fn kernels_squeezed_into_eight_registers_spill_and_compute_the_same() {
         let reference =
             run(&text, Level::O0, 16, seed).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         for level in [Level::O0, Level::O2] {
-            let tight = Options { level, max_registers: 8 };
+            let tight = Options { level, max_registers: 8, ..Default::default() };
             let (out, d) = wave_kernel::compile(&text, Language::Python, "random.py", tight);
             if d.iter().any(|d| d.code == "E0411") {
                 // So many spill slots that the frames of 32 threads outgrow Local Memory.

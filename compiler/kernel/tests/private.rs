@@ -151,7 +151,8 @@ fn computed_indices_use_a_frame_per_thread_that_spills_share() {
     let reference = run(&compile(BINS, at(Level::O0)).unwrap().module, None).unwrap();
     assert_eq!(run(&free.module, None).unwrap(), reference);
     // Squeezed: values spill into the same frame, after the array.
-    let tight = compile(BINS, Options { level: Level::O2, max_registers: 5 }).unwrap();
+    let tight = compile(BINS, Options { level: Level::O2, max_registers: 5, ..Default::default() })
+        .unwrap();
     let k = &tight.kernels[0];
     assert!(k.allocation.spill_slots > 0, "{}", tight.asm);
     assert_eq!(

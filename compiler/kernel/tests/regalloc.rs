@@ -40,11 +40,11 @@ fn run(module: &wave_wbin::Module) -> Vec<u8> {
 fn spilled_kernels_compute_what_unconstrained_ones_do() {
     let text = pressure(true);
     for level in [Level::O0, Level::O2] {
-        let free = Options { level, max_registers: 64 };
+        let free = Options { level, max_registers: 64, ..Default::default() };
         let (out, d) = wave_kernel::compile(&text, Language::Python, "many.py", free);
         let free = out.unwrap_or_else(|| panic!("{d:?}"));
         assert_eq!(free.kernels[0].allocation.spill_slots, 0);
-        let tight = Options { level, max_registers: 6 };
+        let tight = Options { level, max_registers: 6, ..Default::default() };
         let (out, d) = wave_kernel::compile(&text, Language::Python, "many.py", tight);
         let tight = out.unwrap_or_else(|| panic!("{d:?}"));
         let k = &tight.kernels[0];
@@ -61,7 +61,7 @@ fn spilled_kernels_compute_what_unconstrained_ones_do() {
 
 #[test]
 fn a_spilling_kernel_dispatched_wider_than_its_size_traps_instead_of_mixing_threads() {
-    let tight = Options { level: Level::O2, max_registers: 6 };
+    let tight = Options { level: Level::O2, max_registers: 6, ..Default::default() };
     let (out, d) = wave_kernel::compile(&pressure(true), Language::Python, "many.py", tight);
     let out = out.unwrap_or_else(|| panic!("{d:?}"));
     let mut device = vec![0u8; 1024];
@@ -93,7 +93,7 @@ fn more_conditions_held_across_a_loop_than_predicates_still_compile() {
     text.push_str("    out[i] = s\n");
     let mut results = Vec::new();
     for level in [Level::O0, Level::O2] {
-        let options = Options { level, max_registers: 64 };
+        let options = Options { level, max_registers: 64, ..Default::default() };
         let (out, d) = wave_kernel::compile(&text, Language::Python, "conds.py", options);
         let out = out.unwrap_or_else(|| panic!("{level:?}: {d:?}"));
         assert!(out.kernels[0].allocation.predicates <= 4);
@@ -104,7 +104,7 @@ fn more_conditions_held_across_a_loop_than_predicates_still_compile() {
 
 #[test]
 fn a_kernel_that_must_spill_without_a_workgroup_size_is_refused() {
-    let options = Options { level: Level::O0, max_registers: 6 };
+    let options = Options { level: Level::O0, max_registers: 6, ..Default::default() };
     let (out, d) = wave_kernel::compile(&pressure(false), Language::Python, "many.py", options);
     assert!(out.is_none());
     assert_eq!(d[0].code, "E0409", "{d:?}");

@@ -26,6 +26,10 @@ pub(crate) struct CompileArgs {
     /// The most registers a kernel may use; beyond it, values spill to Local Memory.
     #[arg(long, default_value_t = 64)]
     max_registers: u32,
+    /// Check the MIR after every optimisation pass and the LIR after each step of the back
+    /// end; a broken one is an internal error (E0410) naming the pass.
+    #[arg(long)]
+    verify: bool,
 }
 
 pub(crate) fn compile(reporter: &Reporter, a: CompileArgs) -> Result<(), Failure> {
@@ -47,7 +51,11 @@ pub(crate) fn compile(reporter: &Reporter, a: CompileArgs) -> Result<(), Failure
     if a.max_registers == 0 || a.max_registers > 256 {
         return Err(Failure::Usage(format!("--max-registers {}: give 1 to 256", a.max_registers)));
     }
-    let options = wave_kernel::Options { level, max_registers: a.max_registers };
+    let options = wave_kernel::Options {
+        level,
+        max_registers: a.max_registers,
+        verify: a.verify || cfg!(debug_assertions),
+    };
     match a.emit.as_deref() {
         Some("hir") => write_out(a.output.as_deref(), &wave_kernel::hir::print(&kernels)),
         Some("mir") => {

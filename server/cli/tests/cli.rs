@@ -536,6 +536,16 @@ fn compile_prints_hir_and_reports_mistakes() {
     assert_eq!(o.status.code(), Some(2));
     let o = wave(&["compile", "compiler/kernel/tests/hir/saxpy.py", "--max-registers", "0"]);
     assert_eq!(o.status.code(), Some(2));
+    // `--verify` checks every pass's result and changes nothing in the output.
+    let asm = |extra: &[&str]| {
+        let mut args = vec!["compile", "conformance/kernels/python/sgemm.py", "-O3"];
+        args.extend(["--emit", "asm"]);
+        args.extend(extra);
+        let o = wave(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    };
+    assert_eq!(asm(&["--verify"]), asm(&[]));
 }
 
 #[test]

@@ -47,7 +47,7 @@ mod unroll;
 
 use std::collections::HashMap;
 
-use crate::mir::{BlockId, Func, Op, Term, Value, verify};
+use crate::mir::{BlockId, Func, Op, Term, Value};
 
 pub use cse::cse;
 pub use dce::dce;
@@ -236,11 +236,21 @@ pub fn optimize(f: &mut Func, level: Level) -> Result<(), String> {
 /// [`optimize`], calling `checkpoint` before each pass: a caller that must be able to stop a
 /// long compile (the language server, when an edit supersedes it) unwinds from there.
 pub fn optimize_with(f: &mut Func, level: Level, checkpoint: &dyn Fn()) -> Result<(), String> {
+    optimize_verified(f, level, cfg!(debug_assertions), checkpoint)
+}
+
+/// [`optimize_with`], with the verifier after each pass when `verify` is set (in any build).
+pub fn optimize_verified(
+    f: &mut Func,
+    level: Level,
+    verify: bool,
+    checkpoint: &dyn Fn(),
+) -> Result<(), String> {
     for (name, pass) in passes(level) {
         checkpoint();
         pass(f);
-        if cfg!(debug_assertions) {
-            let problems = verify(f);
+        if verify {
+            let problems = crate::mir::verify(f);
             if !problems.is_empty() {
                 return Err(format!(
                     "the MIR of `{}` is broken after `{name}`: {}",
@@ -344,7 +354,7 @@ mod tests {
             for level in [Level::O0, Level::O1, Level::O2, Level::O3] {
                 let mut f = lowered(src);
                 optimize(&mut f, level).expect("verified");
-                assert!(verify(&f).is_empty());
+                assert!(crate::mir::verify(&f).is_empty());
                 let text = crate::mir::print(std::slice::from_ref(&f));
                 assert_eq!(
                     text.matches("store.").count(),

@@ -199,7 +199,11 @@ pub(super) fn build(
                     )));
                 }
             };
-            let opts = wave_kernel::Options { level, max_registers: options.max_registers };
+            let opts = wave_kernel::Options {
+                level,
+                max_registers: options.max_registers,
+                ..Default::default()
+            };
             let out = wave_kernel::emit::compile_hir(&kernels, text, file, opts)
                 .map_err(|d| compile_error(text, [diagnostics.clone(), d].concat()))?;
             let infos = kernels.iter().map(info_of_hir).collect();
