@@ -128,6 +128,50 @@ fn rust_match_shadowing_loop_and_helpers_compute_what_rust_does() {
     check(RUST, Language::Rust, rust_model);
 }
 
+/// Helpers whose last expression is an `if` or a `match`, without `;` (issue 22: refused with
+/// E0400 because the grammar wraps them in a statement).
+const RUST_TAILS: &str = r#"
+fn band(x: u32) -> u32 {
+    if x < 300 {
+        1
+    } else if x < 700 {
+        2
+    } else {
+        3
+    }
+}
+
+fn weight(b: u32) -> u32 {
+    match b {
+        1 => 10,
+        2 => 20,
+        _ => 40,
+    }
+}
+
+#[wave::kernel(workgroup = (32, 1, 1))]
+fn tails(inp: &[u32], out: &mut [u32]) {
+    let i = wave::global_id(0);
+    let x = inp[i as usize] % 1000;
+    out[i as usize] = weight(band(x)) + band(x);
+}
+"#;
+
+#[test]
+fn rust_helpers_end_in_an_if_or_a_match() {
+    check(RUST_TAILS, Language::Rust, |x| {
+        let x = x % 1000;
+        let band = if x < 300 {
+            1
+        } else if x < 700 {
+            2
+        } else {
+            3
+        };
+        [0, 10, 20, 40][band as usize] + band
+    });
+}
+
 const CPP: &str = r#"
 #include <wave.h>
 

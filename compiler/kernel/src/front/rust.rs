@@ -228,6 +228,21 @@ impl<'t> Translator<'t> {
             .filter(|s| !matches!(s.kind(), "line_comment" | "block_comment" | "empty_statement"))
             .collect();
         for (i, s) in items.iter().enumerate() {
+            // A final `if` or `match` without `;` is its block's value, but the grammar wraps a
+            // block-like expression in statement position in an `expression_statement`.
+            let unwrapped;
+            let s = match s.named_child(0) {
+                Some(e)
+                    if s.kind() == "expression_statement"
+                        && i + 1 == items.len()
+                        && !self.src(*s).trim_end().ends_with(';')
+                        && matches!(e.kind(), "if_expression" | "match_expression") =>
+                {
+                    unwrapped = e;
+                    &unwrapped
+                }
+                _ => s,
+            };
             let tail = i + 1 == items.len()
                 && !matches!(s.kind(), "expression_statement" | "let_declaration")
                 && !s.kind().ends_with("_item");
