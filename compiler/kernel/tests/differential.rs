@@ -613,3 +613,22 @@ fn neighbouring_elements_read_in_a_loop_agree_at_every_level() {
         }
     }
 }
+
+#[test]
+fn a_per_wave_minimum_and_maximum_agree_at_every_level() {
+    // Each wave's minimum and maximum in two local arrays, read back in one loop: the two
+    // local addresses differ by a constant, the shape of the strength-reduction crash above
+    // (E0410 at O2 and O3 before its fix).
+    let text = "import wave\n\n@wave.kernel(workgroup=64)\ndef k(inp: i32[:], out: i32[:], fout: f32[:]):\n    wmin = wave.local_array(i32, 16)\n    wmax = wave.local_array(i32, 16)\n    t = wave.global_id()\n    v = inp[t & 63]\n    a = wave.reduce_min(v)\n    b = wave.reduce_max(v)\n    if wave.lane_id() == 0:\n        wmin[wave.wave_id()] = a\n        wmax[wave.wave_id()] = b\n    wave.barrier()\n    lo: i32 = 2147483647\n    hi: i32 = -2147483647\n    for w in range(wave.workgroup_size() // wave.wave_width()):\n        lo = min(lo, wmin[w])\n        hi = max(hi, wmax[w])\n    out[t * 2] = lo\n    out[t * 2 + 1] = hi\n";
+    for width in [8, 16, 32] {
+        let reference = run(text, Level::O0, width, 5).expect("runs at O0");
+        let word = |m: &[u8], i: usize| i32::from_le_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]]);
+        let inputs: Vec<i32> = (0..64).map(|i| word(&reference, INP + i * 4)).collect();
+        let (lo, hi) = (inputs.iter().min().copied(), inputs.iter().max().copied());
+        assert_eq!((Some(word(&reference, OUT)), Some(word(&reference, OUT + 4))), (lo, hi));
+        for level in [Level::O1, Level::O2, Level::O3] {
+            let got = run(text, level, width, 5).unwrap_or_else(|e| panic!("{e}"));
+            assert!(got == reference, "{level:?} at W={width} differs");
+        }
+    }
+}
