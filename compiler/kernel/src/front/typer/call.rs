@@ -13,50 +13,53 @@ use crate::hir::{
     AtomicOp, BinOp, Expr, ExprKind, Intrinsic, MathFn, Scalar, Special, Stmt, StmtKind, Ty, WaveOp,
 };
 
+/// The intrinsics' canonical names (besides `trunc`, the `atomic_*` family and the type
+/// conversions), for recognising calls and for "did you mean".
+const INTRINSIC_NAMES: [&str; 38] = [
+    "thread_id",
+    "workgroup_id",
+    "workgroup_size",
+    "grid_size",
+    "global_id",
+    "lane_id",
+    "wave_id",
+    "wave_width",
+    "barrier",
+    "fence",
+    "int",
+    "float",
+    "local_array",
+    "private_array",
+    "shuffle",
+    "shuffle_up",
+    "shuffle_down",
+    "shuffle_xor",
+    "broadcast",
+    "ballot",
+    "any",
+    "all",
+    "reduce_add",
+    "reduce_min",
+    "reduce_max",
+    "prefix_sum",
+    "sqrt",
+    "rsqrt",
+    "abs",
+    "floor",
+    "ceil",
+    "sin",
+    "cos",
+    "exp2",
+    "log2",
+    "fma",
+    "min",
+    "max",
+];
+
 impl<'t> Builder<'t, '_> {
     /// `name` is an intrinsic's canonical name.
     pub(super) fn intrinsic(&self, name: &str) -> bool {
-        const NAMES: [&str; 38] = [
-            "thread_id",
-            "workgroup_id",
-            "workgroup_size",
-            "grid_size",
-            "global_id",
-            "lane_id",
-            "wave_id",
-            "wave_width",
-            "barrier",
-            "fence",
-            "int",
-            "float",
-            "local_array",
-            "private_array",
-            "shuffle",
-            "shuffle_up",
-            "shuffle_down",
-            "shuffle_xor",
-            "broadcast",
-            "ballot",
-            "any",
-            "all",
-            "reduce_add",
-            "reduce_min",
-            "reduce_max",
-            "prefix_sum",
-            "sqrt",
-            "rsqrt",
-            "abs",
-            "floor",
-            "ceil",
-            "sin",
-            "cos",
-            "exp2",
-            "log2",
-            "fma",
-            "min",
-            "max",
-        ];
-        NAMES.contains(&name)
+        INTRINSIC_NAMES.contains(&name)
             || name == "trunc"
             || name.starts_with("atomic_")
             || Scalar::from_name(name).is_some()
@@ -376,11 +379,51 @@ impl<'t> Builder<'t, '_> {
             Language::Python => "a function of this file",
             _ => "a function of this file (or not one kernels can call)",
         };
-        Err(self.error(
+        let reported = self.error(
             codes::UNKNOWN_NAME,
             callee_span.clone(),
             format!("`{full}` is not an intrinsic or {what}"),
-        ))
+        );
+        // What the name does elsewhere, or the closest intrinsic or helper, spelled as this
+        // call spells the rest (`wave.exp` → `wave.exp2`, `std::exp` → `std::exp2`, `expf` →
+        // `exp2f`).
+        let base = full.rsplit(['.', ':']).next().unwrap_or(full);
+        // (Python's intrinsics are the `wave` module's, whatever module the call named.)
+        let prefix = match &full[..full.len() - base.len()] {
+            p if self.python() && !matches!(p, "" | "wave." | "wave_gpu.") => "wave.",
+            p => p,
+        };
+        let (stem, f) = match base.strip_suffix('f') {
+            Some(stem @ ("exp" | "log")) => (stem, "f"),
+            _ => (base, ""),
+        };
+        let elsewhere = match stem {
+            "exp" => Some((
+                "exp2",
+                "WAVE has base-2 exponentials: `exp(x)` is `exp2(x * 1.4426950408889634)` (log2 e)",
+            )),
+            "log" => Some((
+                "log2",
+                "WAVE has base-2 logarithms: `log(x)` is `log2(x) * 0.6931471805599453` (ln 2)",
+            )),
+            _ => None,
+        };
+        let helpers: Vec<String> = self.helpers.keys().map(|k| k.to_string()).collect();
+        let suggestion = match elsewhere {
+            Some((other, _)) => Some(format!("{prefix}{other}{f}")),
+            None => match wave_diag::did_you_mean(base, helpers.iter().map(String::as_str)) {
+                Some(helper) if prefix.is_empty() => Some(helper.to_owned()),
+                _ => wave_diag::did_you_mean(base, INTRINSIC_NAMES)
+                    .map(|intrinsic| format!("{prefix}{intrinsic}")),
+            },
+        };
+        if let (Some(suggestion), Some(d)) = (suggestion, self.diagnostics.last_mut()) {
+            if let Some((_, note)) = elsewhere {
+                d.notes.push(note.to_owned());
+            }
+            d.suggest_replacement(callee_span.clone(), &suggestion);
+        }
+        Err(reported)
     }
 
     /// TypeScript's `Math.trunc(a / b)`: integer division where `a` and `b` are integers.

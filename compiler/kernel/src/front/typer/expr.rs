@@ -178,7 +178,18 @@ impl<'t> Builder<'t, '_> {
             ast::ExprKind::Name(name) => match self.names.get(name) {
                 Some(&id) => e(ExprKind::Var(id), self.vars[id.0 as usize].ty),
                 None => {
-                    Err(self.error(codes::UNKNOWN_NAME, span, format!("unknown name `{name}`")))
+                    let close =
+                        wave_diag::did_you_mean(name, self.names.keys().map(String::as_str))
+                            .map(str::to_owned);
+                    let reported = self.error(
+                        codes::UNKNOWN_NAME,
+                        span.clone(),
+                        format!("unknown name `{name}`"),
+                    );
+                    if let (Some(close), Some(d)) = (close, self.diagnostics.last_mut()) {
+                        d.suggest_replacement(span, &close);
+                    }
+                    Err(reported)
                 }
             },
             ast::ExprKind::Binary(op, sym, l, r) => {
