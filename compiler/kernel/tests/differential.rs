@@ -5,8 +5,10 @@
 //! compiled at O0, O1, O2 and O3 and run in the emulator on the same inputs; every level must
 //! leave the same device memory.
 //!
-//! `WAVE_DIFF_KERNELS=N` sets how many kernels (default 1,500); `WAVE_SEED=S` replays one
-//! kernel. A failure prints the seed, the kernel and the first difference.
+//! `WAVE_DIFF_KERNELS=N` sets how many kernels (default 1,500), `WAVE_DIFF_FROM=S` the first
+//! seed and `WAVE_DIFF_SECONDS=T` a time bound for long runs (several processes, one seed
+//! range each); `WAVE_SEED=S` replays one kernel. A failure prints the seed, the kernel and
+//! the first difference.
 
 use std::fmt::Write as _;
 
@@ -438,7 +440,8 @@ const FOUT: usize = OUT + 64 * 8 * 4;
 const SIZE: usize = FOUT + 64 * 2 * 4;
 
 fn run(text: &str, level: Level, width: u32, seed: u64) -> Result<Vec<u8>, String> {
-    run_with(text, Options { level, ..Default::default() }, width, seed)
+    // The verifiers after every pass in any build (a release build of this test runs faster).
+    run_with(text, Options { level, verify: true, ..Default::default() }, width, seed)
 }
 
 fn run_with(text: &str, options: Options, width: u32, seed: u64) -> Result<Vec<u8>, String> {
@@ -500,10 +503,20 @@ fn every_level_computes_the_same_results() {
         }
         return;
     }
-    let count: u64 =
-        std::env::var("WAVE_DIFF_KERNELS").ok().and_then(|n| n.parse().ok()).unwrap_or(1500);
+    let env = |name: &str| std::env::var(name).ok().and_then(|n| n.parse::<u64>().ok());
+    // A long run: `WAVE_DIFF_SECONDS` bounds it by time (the count then defaults to no
+    // bound), and `WAVE_DIFF_FROM` starts it at another seed (one range per process).
+    let seconds = env("WAVE_DIFF_SECONDS");
+    let count = env("WAVE_DIFF_KERNELS").unwrap_or(if seconds.is_some() { u64::MAX } else { 1500 });
+    let from = env("WAVE_DIFF_FROM").unwrap_or(1);
+    let started = std::time::Instant::now();
     let mut failures = Vec::new();
-    for seed in 1..=count {
+    let mut checked = 0u64;
+    for seed in from..from.saturating_add(count) {
+        if seconds.is_some_and(|s| started.elapsed().as_secs() >= s) {
+            break;
+        }
+        checked += 1;
         if let Err(e) = check(seed) {
             failures.push(format!("seed {seed}: {e}"));
             if failures.len() >= 5 {
@@ -511,11 +524,16 @@ fn every_level_computes_the_same_results() {
             }
         }
     }
+    eprintln!(
+        "checked {checked} kernels (seeds {from} to {}) in {:.0} s",
+        from + checked.saturating_sub(1),
+        started.elapsed().as_secs_f64()
+    );
     if let Some(first) = failures.first() {
         let seed: u64 =
             first["seed ".len()..].split(':').next().and_then(|s| s.parse().ok()).unwrap_or(0);
         panic!(
-            "{} of {count} kernels differ (replay one with WAVE_SEED=N):\n{}\n\nthe first kernel:\n{}",
+            "{} of {checked} kernels differ (replay one with WAVE_SEED=N):\n{}\n\nthe first kernel:\n{}",
             failures.len(),
             failures.join("\n"),
             kernel(seed)
