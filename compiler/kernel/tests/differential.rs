@@ -650,3 +650,19 @@ fn a_per_wave_minimum_and_maximum_agree_at_every_level() {
         }
     }
 }
+
+#[test]
+fn a_loop_body_that_ends_in_a_break_has_no_dead_latch() {
+    // Found by a long run (seed 10009064): every path to the end of the body leaves it (the
+    // `continue`s carry the latch's copies themselves, the rest breaks or halts), yet the
+    // structurer also put the latch after the final `break`, where it read a register no
+    // path had written (the LIR verifier's E0410, at every level).
+    let text = "import wave\n\n@wave.kernel(workgroup=32)\ndef k(inp: i32[:], out: i32[:], fout: f32[:]):\n    t = wave.global_id()\n    a = inp[t]\n    for k0 in range(t & 7):\n        if inp[k0] != 5:\n            if a >= i32(k0):\n                continue\n            if t != 38:\n                a = a << 1\n                continue\n        if t == 3:\n            return\n        break\n    out[t * 8] = a\n";
+    for width in [8, 16, 32] {
+        let reference = run(text, Level::O0, width, 3).unwrap_or_else(|e| panic!("{e}"));
+        for level in [Level::O1, Level::O2, Level::O3] {
+            let got = run(text, level, width, 3).unwrap_or_else(|e| panic!("{e}"));
+            assert!(got == reference, "{level:?} at W={width} differs");
+        }
+    }
+}

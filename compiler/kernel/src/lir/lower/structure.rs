@@ -344,6 +344,23 @@ impl Structurer<'_, '_> {
         p
     }
 
+    /// Whether control can go on past the last instruction emitted: not after a `continue` or
+    /// `break` on an always-true predicate ([`Self::always`]) or an unguarded `halt`.
+    fn falls_through(&self) -> bool {
+        let n = self.out.len();
+        match self.out.last() {
+            Some(i) if i.kind == Kind::Halt => i.guard.is_some(),
+            Some(i) if matches!(i.kind, Kind::Break | Kind::Continue) && i.guard.is_none() => {
+                let Some(Arg::PUse(p, false)) = i.args.first() else { return true };
+                let before = n.checked_sub(2).and_then(|k| self.out.get(k));
+                !before.is_some_and(|b| {
+                    b.guard.is_none() && b.args.as_slice() == [Arg::PDef(*p), Arg::Any, Arg::Any]
+                })
+            }
+            _ => true,
+        }
+    }
+
     /// Leaves unconditionally: `continue`/`break` on an always-true predicate, or `halt`.
     /// The latch's code, for a `continue` that must run it before going back.
     fn latch_code(&self) -> Vec<Inst> {
@@ -582,7 +599,13 @@ impl Structurer<'_, '_> {
                 if let Some(next) = self.block(b, end, depth)? {
                     self.seq(next, end, depth + 1)?;
                 }
-                if let Some(l) = self.region().latch {
+                // (A body that ends by leaving, `break` or `halt` on every path that reaches
+                // its end, has no fall-through into the latch: its `continue`s carry the
+                // latch's code themselves, and a copy here would be dead code reading values
+                // that no path defines.)
+                if let Some(l) = self.region().latch
+                    && self.falls_through()
+                {
                     self.block(l, Node::Cont, depth)?;
                 }
                 self.regions.pop();
