@@ -495,6 +495,7 @@ fn check(seed: u64) -> Result<(), String> {
 }
 
 #[test]
+#[allow(clippy::print_stderr, reason = "a long run says how far it got (`--nocapture`)")]
 fn every_level_computes_the_same_results() {
     if let Ok(seed) = std::env::var("WAVE_SEED") {
         let seed: u64 = seed.parse().expect("WAVE_SEED is a number");
