@@ -172,6 +172,40 @@ fn rust_helpers_end_in_an_if_or_a_match() {
     });
 }
 
+/// Python's chained comparisons (issue 22): `a < b < c` is `a < b and b < c`.
+const PY_CHAINED: &str = r#"
+import wave
+
+@wave.kernel(workgroup=32)
+def chained(inp: u32[:], out: u32[:]):
+    i = wave.global_id()
+    x = inp[i] % 1000
+    r: u32 = 0
+    if 100 < x < 500:
+        r = 1
+    if 200 <= x < 700 <= x + 400:
+        r += 10
+    if x < 900 > 5:
+        r += 100
+    out[i] = r
+"#;
+
+#[test]
+fn python_chained_comparisons_test_each_pair() {
+    check(PY_CHAINED, Language::Python, |x| {
+        let x = x % 1000;
+        u32::from(100 < x && x < 500)
+            + 10 * u32::from((200..700).contains(&x) && 700 <= x + 400)
+            + 100 * u32::from(x < 900)
+    });
+    let call = "import wave\n\n@wave.kernel(workgroup=32)\ndef k(inp: i32[:], out: i32[:]):\n    t = wave.global_id()\n    if 0 < wave.shuffle(inp[t], 1) < 5:\n        out[t] = 1\n";
+    let (_, d) = wave_kernel::compile(call, Language::Python, "k", Options::default());
+    assert!(
+        d.iter().any(|d| d.code == "E0400" && d.message.contains("give it a name first")),
+        "{d:?}"
+    );
+}
+
 const CPP: &str = r#"
 #include <wave.h>
 

@@ -531,22 +531,47 @@ impl<'t> Translator<'t> {
                     .children_by_field_name("operators", &mut oc)
                     .map(|o| self.src(o).to_owned())
                     .collect();
-                if parts.len() != 2 || ops.len() != 1 {
+                if parts.len() != ops.len() + 1 || ops.is_empty() {
                     return Err(self.error(
                         codes::UNSUPPORTED,
                         span,
-                        "chained comparisons are not supported: `a < b and b < c`",
+                        "this comparison is not supported: write `a < b and b < c`",
                     ));
                 }
-                let Some(op) = Op::from_text(&ops[0]).filter(|o| o != &Op::UShr) else {
-                    return Err(self.error(
-                        codes::UNSUPPORTED,
-                        span,
-                        format!("the operator `{}` is not supported", ops[0]),
-                    ));
-                };
-                let (a, b) = (self.expr(parts[0])?, self.expr(parts[1])?);
-                e(ExprKind::Binary(op, ops[0].clone(), Box::new(a), Box::new(b)))
+                // `a < b < c` is `a < b and b < c` with `b` computed once: a middle operand
+                // is read twice here, so it may not call anything (a call could have an
+                // effect, or cost twice).
+                for middle in &parts[1..parts.len() - 1] {
+                    if contains_call(*middle) {
+                        return Err(self.error(
+                            codes::UNSUPPORTED,
+                            middle.byte_range(),
+                            "a call in the middle of a chained comparison: give it a name first (`t = f(x)`, then `a < t < c`)",
+                        ));
+                    }
+                }
+                let mut chain: Option<Expr> = None;
+                for (k, sym) in ops.iter().enumerate() {
+                    let Some(op) = Op::from_text(sym).filter(|o| o != &Op::UShr) else {
+                        return Err(self.error(
+                            codes::UNSUPPORTED,
+                            span,
+                            format!("the operator `{sym}` is not supported"),
+                        ));
+                    };
+                    let (a, b) = (self.expr(parts[k])?, self.expr(parts[k + 1])?);
+                    let at = parts[k].start_byte()..parts[k + 1].end_byte();
+                    let cmp =
+                        Expr::new(ExprKind::Binary(op, sym.clone(), Box::new(a), Box::new(b)), at);
+                    chain = Some(match chain {
+                        None => cmp,
+                        Some(left) => Expr::new(
+                            ExprKind::Binary(Op::And, "and".into(), Box::new(left), Box::new(cmp)),
+                            span.clone(),
+                        ),
+                    });
+                }
+                return chain.ok_or(Reported);
             }
             "not_operator" => {
                 let a = self.expr(n.child_by_field_name("argument").ok_or(Reported)?)?;
@@ -728,4 +753,14 @@ mod tests {
             }
         }
     }
+}
+
+/// Whether the expression `n` calls anything.
+fn contains_call(n: Node<'_>) -> bool {
+    if n.kind() == "call" {
+        return true;
+    }
+    let mut c = n.walk();
+    let children: Vec<Node<'_>> = n.named_children(&mut c).collect();
+    children.into_iter().any(contains_call)
 }
