@@ -571,7 +571,7 @@ impl<'t> Translator<'t> {
                         ),
                     });
                 }
-                return chain.ok_or(Reported);
+                chain.ok_or(Reported)
             }
             "not_operator" => {
                 let a = self.expr(n.child_by_field_name("argument").ok_or(Reported)?)?;
