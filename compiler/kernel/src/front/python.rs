@@ -633,6 +633,16 @@ impl<'t> Translator<'t> {
     }
 }
 
+/// Whether the expression `n` calls anything.
+fn contains_call(n: Node<'_>) -> bool {
+    if n.kind() == "call" {
+        return true;
+    }
+    let mut c = n.walk();
+    let children: Vec<Node<'_>> = n.named_children(&mut c).collect();
+    children.into_iter().any(contains_call)
+}
+
 #[cfg(test)]
 mod tests {
     use super::codes;
@@ -753,14 +763,4 @@ mod tests {
             }
         }
     }
-}
-
-/// Whether the expression `n` calls anything.
-fn contains_call(n: Node<'_>) -> bool {
-    if n.kind() == "call" {
-        return true;
-    }
-    let mut c = n.walk();
-    let children: Vec<Node<'_>> = n.named_children(&mut c).collect();
-    children.into_iter().any(contains_call)
 }
