@@ -607,6 +607,21 @@ fn a_pointer_step_that_wraps_to_zero_stays_zero() {
     }
 }
 
+/// Runs `text` at O0 and at every other level, at wave widths 8, 16 and 32, asserts that
+/// every level leaves the same memory as O0, and returns O0's memory at each width.
+fn agree_at_every_level(text: &str, seed: u64) -> Vec<(u32, Vec<u8>)> {
+    let mut out = Vec::new();
+    for width in [8, 16, 32] {
+        let reference = run(text, Level::O0, width, seed).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        for level in [Level::O1, Level::O2, Level::O3] {
+            let got = run(text, level, width, seed).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert!(got == reference, "{level:?} at W={width} differs\n{text}");
+        }
+        out.push((width, reference));
+    }
+    out
+}
+
 #[test]
 fn neighbouring_elements_read_in_a_loop_agree_at_every_level() {
     // Strength reduction gave `inp[j]` a pointer of its own and then built `inp[j + 1]`'s
@@ -622,14 +637,7 @@ fn neighbouring_elements_read_in_a_loop_agree_at_every_level() {
         "    s: i32 = 0\n    for j in range(n):\n        s += inp[(t & 15) + j] - 2 * inp[(t & 15) + j + 1] + inp[(t & 15) + j + 2]\n    out[t * 8] = s\n",
     ];
     for body in bodies {
-        let text = format!("{head}{body}");
-        for width in [8, 16, 32] {
-            let reference = run(&text, Level::O0, width, 11).expect("runs at O0");
-            for level in [Level::O1, Level::O2, Level::O3] {
-                let got = run(&text, level, width, 11).unwrap_or_else(|e| panic!("{e}\n{text}"));
-                assert!(got == reference, "{level:?} at W={width} differs\n{text}");
-            }
-        }
+        agree_at_every_level(&format!("{head}{body}"), 11);
     }
 }
 
@@ -639,16 +647,11 @@ fn a_per_wave_minimum_and_maximum_agree_at_every_level() {
     // local addresses differ by a constant, the shape of the strength-reduction crash above
     // (E0410 at O2 and O3 before its fix).
     let text = "import wave\n\n@wave.kernel(workgroup=64)\ndef k(inp: i32[:], out: i32[:], fout: f32[:]):\n    wmin = wave.local_array(i32, 16)\n    wmax = wave.local_array(i32, 16)\n    t = wave.global_id()\n    v = inp[t & 63]\n    a = wave.reduce_min(v)\n    b = wave.reduce_max(v)\n    if wave.lane_id() == 0:\n        wmin[wave.wave_id()] = a\n        wmax[wave.wave_id()] = b\n    wave.barrier()\n    lo: i32 = 2147483647\n    hi: i32 = -2147483647\n    for w in range(wave.workgroup_size() // wave.wave_width()):\n        lo = min(lo, wmin[w])\n        hi = max(hi, wmax[w])\n    out[t * 2] = lo\n    out[t * 2 + 1] = hi\n";
-    for width in [8, 16, 32] {
-        let reference = run(text, Level::O0, width, 5).expect("runs at O0");
+    for (_, reference) in agree_at_every_level(text, 5) {
         let word = |m: &[u8], i: usize| i32::from_le_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]]);
         let inputs: Vec<i32> = (0..64).map(|i| word(&reference, INP + i * 4)).collect();
         let (lo, hi) = (inputs.iter().min().copied(), inputs.iter().max().copied());
         assert_eq!((Some(word(&reference, OUT)), Some(word(&reference, OUT + 4))), (lo, hi));
-        for level in [Level::O1, Level::O2, Level::O3] {
-            let got = run(text, level, width, 5).unwrap_or_else(|e| panic!("{e}"));
-            assert!(got == reference, "{level:?} at W={width} differs");
-        }
     }
 }
 
@@ -659,11 +662,5 @@ fn a_loop_body_that_ends_in_a_break_has_no_dead_latch() {
     // structurer also put the latch after the final `break`, where it read a register no
     // path had written (the LIR verifier's E0410, at every level).
     let text = "import wave\n\n@wave.kernel(workgroup=32)\ndef k(inp: i32[:], out: i32[:], fout: f32[:]):\n    t = wave.global_id()\n    a = inp[t]\n    for k0 in range(t & 7):\n        if inp[k0] != 5:\n            if a >= i32(k0):\n                continue\n            if t != 38:\n                a = a << 1\n                continue\n        if t == 3:\n            return\n        break\n    out[t * 8] = a\n";
-    for width in [8, 16, 32] {
-        let reference = run(text, Level::O0, width, 3).unwrap_or_else(|e| panic!("{e}"));
-        for level in [Level::O1, Level::O2, Level::O3] {
-            let got = run(text, level, width, 3).unwrap_or_else(|e| panic!("{e}"));
-            assert!(got == reference, "{level:?} at W={width} differs");
-        }
-    }
+    agree_at_every_level(text, 3);
 }
