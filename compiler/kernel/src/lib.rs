@@ -98,6 +98,7 @@ pub fn functions(text: &str, language: Language) -> Vec<Function> {
     };
     funcs
         .into_iter()
+        .filter(|f| f.constant.is_none())
         .map(|f| Function { name: f.name, span: f.span, name_span: f.name_span, kernel: f.kernel })
         .collect()
 }
@@ -113,6 +114,7 @@ pub fn read(text: &str, language: Language) -> (Vec<Function>, Vec<Diagnostic>) 
     };
     let functions = funcs
         .into_iter()
+        .filter(|f| f.constant.is_none())
         .map(|f| {
             diagnostics.extend(f.diagnostics);
             Function { name: f.name, span: f.span, name_span: f.name_span, kernel: f.kernel }

@@ -31,6 +31,38 @@ pub struct Func {
     /// What reading it found wrong (syntax errors and unsupported constructs inside it):
     /// reported for a kernel, and for a helper only where a kernel calls it.
     pub diagnostics: Vec<wave_diag::Diagnostic>,
+    /// A module-level constant (`TILE = 16`, `const TILE: u32 = 16;`, `constexpr`, a
+    /// top-level `const`), with its declared type where written: its body is one `return`
+    /// of its value, which a use of its name anywhere in the file stands for (typed where it
+    /// is used, so that an untyped `TILE = 16` takes the type the context wants, like the
+    /// literal).
+    pub constant: Option<Option<TypeRef>>,
+}
+
+impl Func {
+    /// A module-level constant `name` (declared type `ty`) of value `value`; `span` is the
+    /// whole declaration.
+    pub fn constant(
+        name: String,
+        name_span: Span,
+        ty: Option<TypeRef>,
+        value: Expr,
+        span: Span,
+    ) -> Func {
+        let at = value.span.clone();
+        Func {
+            name,
+            name_span,
+            span,
+            kernel: false,
+            workgroup: None,
+            generics: Vec::new(),
+            params: Vec::new(),
+            body: vec![Stmt { kind: StmtKind::Return(Some(value)), span: at }],
+            diagnostics: Vec::new(),
+            constant: Some(ty),
+        }
+    }
 }
 
 /// A parameter.

@@ -101,6 +101,8 @@ pub fn parse(text: &str) -> (Vec<Func>, Vec<Diagnostic>) {
                     }
                 }
             }
+            "declaration" => funcs.extend(t.constants(item)),
+            "preproc_def" => funcs.extend(t.define(item)),
             _ => {}
         }
         previous_end = item.end_byte();
@@ -164,6 +166,58 @@ impl<'t> Translator<'t> {
     fn error(&mut self, code: &'static str, span: Span, message: impl Into<String>) -> Reported {
         self.diagnostics.push(Diagnostic::error(code, span, message));
         Reported
+    }
+
+    /// `constexpr uint32_t TILE = 16;` (or `const`, `static const`, several declarators): the
+    /// constants kernels may use; what is wrong with a value is reported where a kernel uses
+    /// it.
+    fn constants(&mut self, item: Node<'_>) -> Vec<Func> {
+        let Some(ty_node) = item.child_by_field_name("type") else { return Vec::new() };
+        let ty = (ty_node.kind() != "placeholder_type_specifier").then(|| self.ty(ty_node));
+        let mut out = Vec::new();
+        let mut c = item.walk();
+        for d in item.children_by_field_name("declarator", &mut c) {
+            let (Some(name), Some(value)) =
+                (d.child_by_field_name("declarator"), d.child_by_field_name("value"))
+            else {
+                continue;
+            };
+            if d.kind() != "init_declarator" || name.kind() != "identifier" {
+                continue;
+            }
+            let outer = std::mem::take(&mut self.diagnostics);
+            let v = self
+                .expr(value)
+                .unwrap_or_else(|Reported| Expr::new(ExprKind::Error, value.byte_range()));
+            let diagnostics = std::mem::replace(&mut self.diagnostics, outer);
+            let mut f = Func::constant(
+                self.src(name).to_owned(),
+                name.byte_range(),
+                ty.clone(),
+                v,
+                item.byte_range(),
+            );
+            f.diagnostics = diagnostics;
+            out.push(f);
+        }
+        out
+    }
+
+    /// `#define TILE 16`: a number kernels may use by name (other macros are not read).
+    fn define(&mut self, item: Node<'_>) -> Option<Func> {
+        let name = item.child_by_field_name("name")?;
+        let value = item.child_by_field_name("value")?;
+        let text = self.src(value).trim();
+        let text = text.strip_prefix('(').and_then(|t| t.strip_suffix(')')).unwrap_or(text).trim();
+        let kind = number(text)?;
+        let v = Expr::new(kind, value.byte_range());
+        Some(Func::constant(
+            self.src(name).to_owned(),
+            name.byte_range(),
+            None,
+            v,
+            item.byte_range(),
+        ))
     }
 
     fn unsupported(&mut self, n: Node<'_>, what: &str) -> Reported {
@@ -256,6 +310,7 @@ impl<'t> Translator<'t> {
             params,
             body,
             diagnostics: Vec::new(),
+            constant: None,
         })
     }
 
@@ -627,14 +682,12 @@ impl<'t> Translator<'t> {
         let text = self.src(n).trim_end_matches(['u', 'U', 'l', 'L']);
         match super::parse_int(text) {
             Some(v) => Ok(Expr::new(ExprKind::Int(v, None), n.byte_range())),
-            None => {
-                let _ = self.error(
-                    codes::UNSUPPORTED,
-                    n.byte_range(),
-                    "the length of an array is a positive integer constant",
-                );
-                Ok(Expr::new(ExprKind::Error, n.byte_range()))
+            // A template argument that names a constant reads as a type.
+            None if n.kind() == "type_descriptor" => {
+                Ok(Expr::new(ExprKind::Name(self.src(n).trim().to_owned()), n.byte_range()))
             }
+            // A constant, or arithmetic on constants (the typer folds it).
+            None => self.expr(n),
         }
     }
 

@@ -64,9 +64,18 @@ pub fn parse(text: &str) -> (Vec<Func>, Vec<Diagnostic>) {
                     funcs.extend(t.function(item, def, false, None));
                 }
             }
+            "expression_statement" => funcs.extend(t.constant(item)),
             _ => {}
         }
     }
+    // A name assigned again at module level is the last value, as a kernel called after the
+    // module ran sees it.
+    let mut seen = std::collections::HashSet::new();
+    let mut keep: Vec<bool> =
+        funcs.iter().rev().map(|f| f.constant.is_none() || seen.insert(f.name.clone())).collect();
+    keep.reverse();
+    let mut keep = keep.into_iter();
+    funcs.retain(|_| keep.next().unwrap_or(true));
     diagnostics.append(&mut t.diagnostics);
     super::syntax_errors(root, &mut diagnostics);
     super::distribute(&mut funcs, &mut diagnostics);
@@ -156,7 +165,32 @@ impl<'t> Translator<'t> {
             params,
             body,
             diagnostics: Vec::new(),
+            constant: None,
         })
+    }
+
+    /// A module-level `NAME = value` or `NAME: u32 = value`: a constant kernels may use. Its
+    /// value is read quietly (module code is the host program's too): what is wrong with it
+    /// is reported where a kernel uses the name.
+    fn constant(&mut self, item: Node<'_>) -> Option<Func> {
+        let a = item.named_child(0).filter(|a| a.kind() == "assignment")?;
+        let left = a.child_by_field_name("left").filter(|l| l.kind() == "identifier")?;
+        let right = a.child_by_field_name("right")?;
+        let ty = a.child_by_field_name("type").map(|t| self.annotation(t));
+        let outer = std::mem::take(&mut self.diagnostics);
+        let value = self
+            .expr(right)
+            .unwrap_or_else(|Reported| Expr::new(ExprKind::Error, right.byte_range()));
+        let diagnostics = std::mem::replace(&mut self.diagnostics, outer);
+        let mut f = Func::constant(
+            self.src(left).to_owned(),
+            left.byte_range(),
+            ty,
+            value,
+            item.byte_range(),
+        );
+        f.diagnostics = diagnostics;
+        Some(f)
     }
 
     fn param(&mut self, p: Node<'_>, kernel: bool) -> R<ast::Param> {
@@ -426,10 +460,7 @@ impl<'t> Translator<'t> {
                 ));
             }
             let elem = self.annotation(*ty);
-            let len = match self.src(*len).replace('_', "").parse::<i64>() {
-                Ok(v) => Expr::new(ExprKind::Int(v, None), len.byte_range()),
-                Err(_) => Expr::new(ExprKind::Error, len.byte_range()),
-            };
+            let len = self.expr(*len)?;
             return Ok(Stmt {
                 kind: StmtKind::Array {
                     name: self.src(left).to_owned(),

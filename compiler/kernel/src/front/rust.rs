@@ -58,6 +58,10 @@ pub fn parse(text: &str) -> (Vec<Func>, Vec<Diagnostic>) {
                 funcs.extend(t.function(item, start, kernel.is_some(), workgroup));
                 attributes.clear();
             }
+            "const_item" | "static_item" => {
+                funcs.extend(t.constant(item));
+                attributes.clear();
+            }
             _ => attributes.clear(),
         }
     }
@@ -160,6 +164,7 @@ impl<'t> Translator<'t> {
             params,
             body,
             diagnostics: Vec::new(),
+            constant: None,
         })
     }
 
@@ -188,6 +193,23 @@ impl<'t> Translator<'t> {
             ty: p.child_by_field_name("type").map(|t| self.ty(t)),
             whole: p.byte_range(),
         })
+    }
+
+    /// `const TILE: u32 = 16;` (or a `static` one): a constant kernels may use; what is wrong
+    /// with its value is reported where a kernel uses it.
+    fn constant(&mut self, item: Node<'_>) -> Option<Func> {
+        let name = item.child_by_field_name("name")?;
+        let value = item.child_by_field_name("value")?;
+        let ty = item.child_by_field_name("type").map(|t| self.ty(t));
+        let outer = std::mem::take(&mut self.diagnostics);
+        let v = self
+            .expr(value)
+            .unwrap_or_else(|Reported| Expr::new(ExprKind::Error, value.byte_range()));
+        let diagnostics = std::mem::replace(&mut self.diagnostics, outer);
+        let mut f =
+            Func::constant(self.src(name).to_owned(), name.byte_range(), ty, v, item.byte_range());
+        f.diagnostics = diagnostics;
+        Some(f)
     }
 
     fn ty(&self, n: Node<'_>) -> TypeRef {

@@ -156,10 +156,54 @@ impl<'t> Translator<'t> {
                 }
             }
             "lexical_declaration" | "variable_declaration" | "expression_statement" => {
+                let before = funcs.len();
                 self.find_wrapped(item, funcs);
+                if funcs.len() == before && item.kind() == "lexical_declaration" {
+                    funcs.extend(self.constants(item));
+                }
             }
             _ => {}
         }
+    }
+
+    /// A top-level `const TILE = 16;` (or `const TILE: u32 = 16;`): the constants kernels
+    /// may use; what is wrong with a value is reported where a kernel uses it.
+    fn constants(&mut self, item: Node<'_>) -> Vec<Func> {
+        let is_const = {
+            let mut c = item.walk();
+            item.children(&mut c).any(|k| k.kind() == "const")
+        };
+        let mut out = Vec::new();
+        if !is_const {
+            return out;
+        }
+        let mut c = item.walk();
+        for d in item.named_children(&mut c).filter(|d| d.kind() == "variable_declarator") {
+            let (Some(name), Some(value)) =
+                (d.child_by_field_name("name"), d.child_by_field_name("value"))
+            else {
+                continue;
+            };
+            if name.kind() != "identifier" {
+                continue;
+            }
+            let ty = d.child_by_field_name("type").map(|t| self.ty(t));
+            let outer = std::mem::take(&mut self.diagnostics);
+            let v = self
+                .expr(value)
+                .unwrap_or_else(|Reported| Expr::new(ExprKind::Error, value.byte_range()));
+            let diagnostics = std::mem::replace(&mut self.diagnostics, outer);
+            let mut f = Func::constant(
+                self.src(name).to_owned(),
+                name.byte_range(),
+                ty,
+                v,
+                item.byte_range(),
+            );
+            f.diagnostics = diagnostics;
+            out.push(f);
+        }
+        out
     }
 
     /// `wave.kernel(function f(...) {...})` or `wave.kernel({ workgroup: [64] }, function ...)`
@@ -307,6 +351,7 @@ impl<'t> Translator<'t> {
             params,
             body,
             diagnostics: Vec::new(),
+            constant: None,
         })
     }
 
@@ -569,7 +614,7 @@ impl<'t> Translator<'t> {
         };
         let len = match super::parse_int(self.src(len)) {
             Some(n) => Expr::new(ExprKind::Int(n, None), len.byte_range()),
-            None => Expr::new(ExprKind::Name(self.src(len).to_owned()), len.byte_range()),
+            None => self.expr(len)?,
         };
         Ok(Some((local, TypeRef { kind: TypeKind::Scalar(elem), span: ctor.byte_range() }, len)))
     }

@@ -359,10 +359,17 @@ impl<'t> Builder<'t, '_> {
                 ));
             }
         };
-        let n = match len.kind {
-            ast::ExprKind::Int(n, _) => u32::try_from(n).ok().filter(|n| *n > 0),
-            _ => None,
+        // A literal, a module constant, or arithmetic on them.
+        let before = self.prelude.len();
+        let n = match self.expr(len, Some(Scalar::U32)) {
+            Ok(e) if self.prelude.len() == before => {
+                super::fold(&e).and_then(|n| u32::try_from(n).ok()).filter(|n| *n > 0)
+            }
+            Err(Reported) if matches!(len.kind, ast::ExprKind::Error) => None,
+            Err(Reported) => return Err(Reported),
+            Ok(_) => None,
         };
+        self.prelude.truncate(before);
         let ty = match n {
             Some(n) if local => Ty::Local(elem, n),
             Some(n) if n <= MAX_PRIVATE => Ty::Private(elem, n),

@@ -72,6 +72,13 @@ impl<'t> Builder<'t, '_> {
         let span = n.span.clone();
         let full = callee.as_str();
         if !self.intrinsic(name) && self.helpers.contains_key(name.as_str()) {
+            if self.helpers.get(name.as_str()).is_some_and(|f| f.constant.is_some()) {
+                return Err(self.error(
+                    codes::BAD_CALL,
+                    callee_span.clone(),
+                    format!("`{full}` is a constant, not a function: write `{full}`"),
+                ));
+            }
             return self.inline(n, want, false);
         }
         let count = |b: &mut Self, k: usize| -> R<()> {

@@ -177,6 +177,9 @@ impl<'t> Builder<'t, '_> {
             ast::ExprKind::Bool(b) => e(ExprKind::Bool(*b), Ty::Scalar(Scalar::Bool)),
             ast::ExprKind::Name(name) => match self.names.get(name) {
                 Some(&id) => e(ExprKind::Var(id), self.vars[id.0 as usize].ty),
+                None if self.helpers.get(name.as_str()).is_some_and(|f| f.constant.is_some()) => {
+                    self.constant_value(name, want, span)
+                }
                 None => {
                     let close =
                         wave_diag::did_you_mean(name, self.names.keys().map(String::as_str))
@@ -278,6 +281,60 @@ impl<'t> Builder<'t, '_> {
         Ok(Expr { kind: ExprKind::Unary(unop, Box::new(a)), ty, span })
     }
 
+    /// The value of the module-level constant `name`, used at `span`: its expression, typed
+    /// here (an untyped one like a literal, in the type the context wants), in a scope of its
+    /// own, every part placed at the use.
+    pub(super) fn constant_value(
+        &mut self,
+        name: &str,
+        want: Option<Scalar>,
+        span: Span,
+    ) -> R<Expr> {
+        let Some(def) = self.helpers.get(name).copied() else { return Err(Reported) };
+        let declared = match &def.constant {
+            Some(Some(t)) => Some(self.ty(t)?),
+            _ => None,
+        };
+        let call = ast::Expr::new(
+            ast::ExprKind::Call {
+                name: name.to_owned(),
+                callee: name.to_owned(),
+                callee_span: span.clone(),
+                args: Vec::new(),
+                types: Vec::new(),
+            },
+            span.clone(),
+        );
+        let before = self.prelude.len();
+        let value = self.inline(&call, declared.and_then(scalar).or(want), false)?;
+        if self.prelude.len() != before {
+            self.prelude.truncate(before);
+            return Err(self.error(
+                codes::UNSUPPORTED,
+                def.span.clone(),
+                format!("the constant `{name}` is computed by a call: a constant's value is arithmetic on literals and other constants"),
+            ));
+        }
+        let mut value = match declared {
+            Some(ty) => match self.convert(value, ty) {
+                Ok(v) => v,
+                Err(v) => {
+                    return Err(self.error(
+                        codes::TYPE_MISMATCH,
+                        def.span.clone(),
+                        format!(
+                            "the constant `{name}` is declared `{ty}`, its value is `{}`",
+                            v.ty
+                        ),
+                    ));
+                }
+            },
+            None => value,
+        };
+        respan(&mut value, &span);
+        Ok(value)
+    }
+
     /// A written conversion of `arg` to `to` (`callee` as written, for messages).
     pub(super) fn conversion(
         &mut self,
@@ -298,5 +355,28 @@ impl<'t> Builder<'t, '_> {
             ));
         }
         Ok(Expr { kind: ExprKind::Cast(Box::new(a)), ty: Ty::Scalar(to), span })
+    }
+}
+
+/// `e` and every part of it placed at `span` (a constant's value, where it is used).
+fn respan(e: &mut Expr, span: &Span) {
+    e.span = span.clone();
+    match &mut e.kind {
+        ExprKind::Load(a, b) | ExprKind::Binary(_, a, b) => {
+            respan(a, span);
+            respan(b, span);
+        }
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) => respan(a, span),
+        ExprKind::Select(c, a, b) => {
+            respan(c, span);
+            respan(a, span);
+            respan(b, span);
+        }
+        ExprKind::Call(_, args) => args.iter_mut().for_each(|a| respan(a, span)),
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Var(_)
+        | ExprKind::Special(_) => {}
     }
 }

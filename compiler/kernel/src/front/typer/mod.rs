@@ -386,3 +386,32 @@ fn constant(e: &Expr, to: Scalar) -> Option<Expr> {
     };
     Some(Expr { kind, ty: Ty::Scalar(to), span: e.span.clone() })
 }
+
+/// The value of an integer expression made of constants (a module constant's, an array's
+/// length), where it is one.
+fn fold(e: &Expr) -> Option<i64> {
+    use crate::hir::BinOp;
+    match &e.kind {
+        ExprKind::Int(v) => Some(*v),
+        ExprKind::Cast(a) if scalar(e.ty).is_some_and(Scalar::is_int) => {
+            fold(a).filter(|_| scalar(a.ty).is_some_and(Scalar::is_int))
+        }
+        ExprKind::Binary(op, a, b) => {
+            let (a, b) = (fold(a)?, fold(b)?);
+            match op {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                BinOp::Div => a.checked_div(b),
+                BinOp::Rem => a.checked_rem(b),
+                BinOp::Shl => a.checked_shl((b & 31) as u32),
+                BinOp::Shr => Some(a >> (b & 31)),
+                BinOp::And => Some(a & b),
+                BinOp::Or => Some(a | b),
+                BinOp::Xor => Some(a ^ b),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
