@@ -356,11 +356,27 @@ pub enum MathFn {
     Log2,
     /// Fused multiply-add.
     Fma,
+    /// e^x: `exp2` of `x · log2 e`, that product carried to twice `f32`'s precision.
+    Exp,
+    /// The natural logarithm: `log2(x) · ln 2`.
+    Log,
+    /// The base-10 logarithm: `log2(x) · log10 2`.
+    Log10,
+    /// The hyperbolic tangent.
+    Tanh,
+    /// `x` to the power `y` (an integer constant `y`: multiplications).
+    Pow,
+    /// The number of set bits.
+    Popcount,
+    /// The number of leading zero bits (32 for zero).
+    Clz,
+    /// The number of trailing zero bits (32 for zero).
+    Ctz,
 }
 
 impl MathFn {
     /// Every variant.
-    pub const ALL: [MathFn; 10] = [
+    pub const ALL: [MathFn; 18] = [
         MathFn::Sqrt,
         MathFn::Rsqrt,
         MathFn::Abs,
@@ -371,7 +387,20 @@ impl MathFn {
         MathFn::Exp2,
         MathFn::Log2,
         MathFn::Fma,
+        MathFn::Exp,
+        MathFn::Log,
+        MathFn::Log10,
+        MathFn::Tanh,
+        MathFn::Pow,
+        MathFn::Popcount,
+        MathFn::Clz,
+        MathFn::Ctz,
     ];
+
+    /// Works on integers (else on floats; `abs`, `min`, `max` and `pow` on both).
+    pub fn on_integers(self) -> bool {
+        matches!(self, MathFn::Popcount | MathFn::Clz | MathFn::Ctz)
+    }
 }
 
 /// A typed expression.

@@ -286,6 +286,8 @@ pub enum Op {
     And,
     /// `or`, `||`
     Or,
+    /// `**`: a power.
+    Pow,
 }
 
 impl Op {
@@ -312,6 +314,7 @@ impl Op {
             "!=" | "!==" => Op::Ne,
             "and" | "&&" => Op::And,
             "or" | "||" => Op::Or,
+            "**" => Op::Pow,
             _ => return None,
         })
     }

@@ -154,6 +154,14 @@ fn math(name: &str) -> Option<&'static str> {
         "fma" | "fmaf" => "fma",
         "min" | "fmin" | "fminf" => "min",
         "max" | "fmax" | "fmaxf" => "max",
+        "exp" | "expf" => "exp",
+        "log" | "logf" => "log",
+        "log10" | "log10f" => "log10",
+        "tanh" | "tanhf" => "tanh",
+        "pow" | "powf" => "pow",
+        "popcount" | "__builtin_popcount" => "popcount",
+        "countl_zero" | "__builtin_clz" => "clz",
+        "countr_zero" | "__builtin_ctz" => "ctz",
         _ => return None,
     })
 }
@@ -938,6 +946,10 @@ impl<'t> Translator<'t> {
             },
             "true" => e(ExprKind::Bool(true)),
             "false" => e(ExprKind::Bool(false)),
+            // `M_PI` and its kin (`<cmath>`'s macros): `double` literals.
+            "identifier" | "qualified_identifier" if c_constant(self.src(n)).is_some() => {
+                e(ExprKind::Float(c_constant(self.src(n)).unwrap_or(0.0), Some(Scalar::F64)))
+            }
             "identifier" => e(ExprKind::Name(self.src(n).to_owned())),
             "binary_expression" => {
                 let l = self.expr(n.child_by_field_name("left").ok_or(Reported)?)?;
@@ -1030,9 +1042,9 @@ impl<'t> Translator<'t> {
                 let last = f.child_by_field_name("name").map(|s| self.src(s)).unwrap_or("");
                 match scope {
                     "wave" => (last.to_owned(), Vec::new()),
-                    "std" if math(last).is_some() => {
-                        (math(last).unwrap_or(last).to_owned(), Vec::new())
-                    }
+                    // (An unknown `std::` function reaches the typer, which says what is
+                    // close.)
+                    "std" => (math(last).unwrap_or(last).to_owned(), Vec::new()),
                     _ => {
                         return Err(self.error(
                             codes::UNKNOWN_NAME,
@@ -1105,5 +1117,18 @@ fn breaks(body: &[Stmt]) -> bool {
         StmtKind::If(_, a, b) => breaks(a) || breaks(b),
         StmtKind::Block(b) => breaks(b),
         _ => false,
+    })
+}
+
+/// `M_PI` and its kin from `<cmath>`, and `std::numbers::pi`.
+fn c_constant(name: &str) -> Option<f64> {
+    Some(match name {
+        "M_PI" | "std::numbers::pi" => std::f64::consts::PI,
+        "M_E" | "std::numbers::e" => std::f64::consts::E,
+        "M_LN2" | "std::numbers::ln2" => std::f64::consts::LN_2,
+        "M_LN10" | "std::numbers::ln10" => std::f64::consts::LN_10,
+        "M_LOG2E" | "std::numbers::log2e" => std::f64::consts::LOG2_E,
+        "M_SQRT2" | "std::numbers::sqrt2" => std::f64::consts::SQRT_2,
+        _ => return None,
     })
 }

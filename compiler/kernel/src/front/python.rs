@@ -86,7 +86,10 @@ pub fn parse(text: &str) -> (Vec<Func>, Vec<Diagnostic>) {
 /// `import wave_gpu as wave`) or `wave_gpu.` (the Python package's name, which the reference
 /// SDK's programs use): `wave_gpu.thread_id`, `wave.thread_id` and `thread_id` are one name.
 pub(crate) fn unqualified(name: &str) -> &str {
-    name.strip_prefix("wave.").or_else(|| name.strip_prefix("wave_gpu.")).unwrap_or(name)
+    name.strip_prefix("wave.")
+        .or_else(|| name.strip_prefix("wave_gpu."))
+        .or_else(|| name.strip_prefix("math."))
+        .unwrap_or(name)
 }
 
 /// tree-sitter-python reads annotations as types, where the slice of `f32[:]` is a syntax
@@ -647,6 +650,9 @@ impl<'t> Translator<'t> {
                     types: Vec::new(),
                 })
             }
+            "attribute" if math_constant(self.src(n)).is_some() => {
+                e(ExprKind::Float(math_constant(self.src(n)).unwrap_or(0.0), None))
+            }
             "attribute" => Err(self.error(
                 codes::UNKNOWN_NAME,
                 span,
@@ -662,6 +668,18 @@ impl<'t> Translator<'t> {
             )),
         }
     }
+}
+
+/// `math.pi` and its kin: float literals.
+fn math_constant(text: &str) -> Option<f64> {
+    Some(match text {
+        "math.pi" => std::f64::consts::PI,
+        "math.e" => std::f64::consts::E,
+        "math.tau" => std::f64::consts::TAU,
+        "math.inf" => f64::INFINITY,
+        "math.nan" => f64::NAN,
+        _ => return None,
+    })
 }
 
 /// Whether the expression `n` calls anything.

@@ -784,6 +784,11 @@ impl<'t> Translator<'t> {
             }
             "boolean_literal" => e(ExprKind::Bool(self.src(n) == "true")),
             "identifier" => e(ExprKind::Name(self.src(n).to_owned())),
+            // `std::f32::consts::PI`, `f64::consts::E`: float literals of that type.
+            "scoped_identifier" if float_constant(self.src(n)).is_some() => {
+                let (v, s) = float_constant(self.src(n)).unwrap_or((0.0, Scalar::F32));
+                e(ExprKind::Float(v, Some(s)))
+            }
             "binary_expression" => {
                 let l = self.expr(n.child_by_field_name("left").ok_or(Reported)?)?;
                 let r = self.expr(n.child_by_field_name("right").ok_or(Reported)?)?;
@@ -1024,6 +1029,14 @@ fn method(m: &str) -> Option<&'static str> {
         "mul_add" => "fma",
         "min" => "min",
         "max" => "max",
+        "exp" => "exp",
+        "ln" => "log",
+        "log10" => "log10",
+        "tanh" => "tanh",
+        "powi" | "powf" | "pow" => "pow",
+        "count_ones" => "popcount",
+        "leading_zeros" => "clz",
+        "trailing_zeros" => "ctz",
         _ => return None,
     })
 }
@@ -1052,4 +1065,29 @@ fn split_suffix(text: &str) -> (&str, Option<&str>) {
         }
     }
     (text, None)
+}
+
+/// `std::f32::consts::PI` and its kin (also from `core::`, or `f32::consts::PI`): the value
+/// and type.
+fn float_constant(path: &str) -> Option<(f64, Scalar)> {
+    let path: String = path.chars().filter(|c| !c.is_whitespace()).collect();
+    let path = path.strip_prefix("std::").or_else(|| path.strip_prefix("core::")).unwrap_or(&path);
+    let (ty, name) = path.split_once("::consts::")?;
+    let s = match ty {
+        "f32" => Scalar::F32,
+        "f64" => Scalar::F64,
+        _ => return None,
+    };
+    let v = match name {
+        "PI" => std::f64::consts::PI,
+        "E" => std::f64::consts::E,
+        "TAU" => std::f64::consts::TAU,
+        "LN_2" => std::f64::consts::LN_2,
+        "LN_10" => std::f64::consts::LN_10,
+        "LOG2_E" => std::f64::consts::LOG2_E,
+        "SQRT_2" => std::f64::consts::SQRT_2,
+        "FRAC_1_SQRT_2" => std::f64::consts::FRAC_1_SQRT_2,
+        _ => return None,
+    };
+    Some((v, s))
 }

@@ -781,7 +781,8 @@ impl<'t> Translator<'t> {
                             types: Vec::new(),
                         });
                     }
-                    return Err(self.error(codes::UNSUPPORTED, span, "`**` is `2 ** x` (exp2) only"));
+                    let (a, b) = (self.expr(l)?, self.expr(r)?);
+                    return e(ExprKind::Binary(Op::Pow, sym.to_owned(), Box::new(a), Box::new(b)));
                 }
                 if sym == "==" || sym == "!=" {
                     return Err(self.error(
@@ -838,6 +839,10 @@ impl<'t> Translator<'t> {
                 span,
                 "`new` makes a private array in a declaration only: `const acc = new Float32Array(4)`",
             )),
+            "member_expression" if math_constant(self.src(n)).is_some() => {
+                let v = math_constant(self.src(n)).unwrap_or(0.0);
+                e(ExprKind::Float(v, Some(Scalar::F64)))
+            }
             "member_expression" => Err(self.error(
                 codes::UNKNOWN_NAME,
                 span,
@@ -886,8 +891,9 @@ impl<'t> Translator<'t> {
                     (
                         "Math",
                         p @ ("sqrt" | "abs" | "floor" | "ceil" | "sin" | "cos" | "log2" | "min"
-                        | "max" | "trunc"),
+                        | "max" | "trunc" | "exp" | "log" | "log10" | "tanh" | "pow"),
                     ) => p.to_owned(),
+                    ("Math", "clz32") => "clz".to_owned(),
                     ("Atomics", p @ ("add" | "sub" | "and" | "or" | "xor" | "exchange")) => {
                         format!("atomic_{p}")
                     }
@@ -922,4 +928,17 @@ impl<'t> Translator<'t> {
             span,
         ))
     }
+}
+
+/// `Math.PI` and its kin: `number` constants.
+fn math_constant(text: &str) -> Option<f64> {
+    Some(match text {
+        "Math.PI" => std::f64::consts::PI,
+        "Math.E" => std::f64::consts::E,
+        "Math.LN2" => std::f64::consts::LN_2,
+        "Math.LN10" => std::f64::consts::LN_10,
+        "Math.LOG2E" => std::f64::consts::LOG2_E,
+        "Math.SQRT2" => std::f64::consts::SQRT_2,
+        _ => return None,
+    })
 }

@@ -6,9 +6,11 @@ use std::collections::HashMap;
 
 use wave_diag::Span;
 
+mod math;
+
 use super::ssa::{Raw, ssa, zero};
 use super::{Block, BlockId, Func, Inst, Op, PrivateArray, Space, Term, Value, remove_unreachable};
-use crate::hir::{self, BinOp, Intrinsic, Scalar, Special, Ty, VarId};
+use crate::hir::{self, BinOp, Intrinsic, MathFn, Scalar, Special, Ty, VarId};
 
 struct RawBlock {
     items: Vec<Raw>,
@@ -206,6 +208,30 @@ impl Builder {
                 let v = self.expr(&args[2]);
                 self.push(Op::Atomic(*op, space, addr, v), e.ty, span)
             }
+            hir::ExprKind::Call(Intrinsic::Math(MathFn::Pow), args)
+                if integer_exponent(&args[1]).is_some() =>
+            {
+                let x = self.expr(&args[0]);
+                let n = integer_exponent(&args[1]).unwrap_or(1);
+                self.power(x, n, e.ty, span)
+            }
+            hir::ExprKind::Call(
+                Intrinsic::Math(
+                    f @ (MathFn::Exp | MathFn::Log | MathFn::Log10 | MathFn::Tanh | MathFn::Pow),
+                ),
+                args,
+            ) if e.ty != Ty::Scalar(Scalar::F64) => {
+                // Computed in `f32` (an `f16` value converted there and back).
+                let f32t = Ty::Scalar(Scalar::F32);
+                let mut vals: Vec<Value> = args.iter().map(|a| self.expr(a)).collect();
+                if e.ty != f32t {
+                    for v in &mut vals {
+                        *v = self.push(Op::Cast(*v), f32t, span);
+                    }
+                }
+                let r = math::expand(self, *f, &vals, span);
+                if e.ty == f32t { r } else { self.push(Op::Cast(r), e.ty, span) }
+            }
             hir::ExprKind::Call(i, args) => {
                 let vals: Vec<Value> = args.iter().map(|a| self.expr(a)).collect();
                 if e.ty == Ty::Unit {
@@ -215,6 +241,39 @@ impl Builder {
                     self.push(Op::Call(*i, vals), e.ty, span)
                 }
             }
+        }
+    }
+
+    /// `x` to the constant power `n`, by squaring (`1 / x^-n` for a negative `n`).
+    fn power(&mut self, x: Value, n: i64, ty: Ty, span: &Span) -> Value {
+        let one = match ty {
+            Ty::Scalar(s) if s.is_float() => Op::Float(1.0),
+            _ => Op::Int(1),
+        };
+        let mut result: Option<Value> = None;
+        let mut base = x;
+        let mut k = n.unsigned_abs();
+        while k > 0 {
+            if k & 1 == 1 {
+                result = Some(match result {
+                    None => base,
+                    Some(r) => self.push(Op::Binary(BinOp::Mul, r, base), ty, span),
+                });
+            }
+            k >>= 1;
+            if k > 0 {
+                base = self.push(Op::Binary(BinOp::Mul, base, base), ty, span);
+            }
+        }
+        let r = match result {
+            Some(r) => r,
+            None => self.push(one.clone(), ty, span),
+        };
+        if n < 0 {
+            let one = self.push(one, ty, span);
+            self.push(Op::Binary(BinOp::Div, one, r), ty, span)
+        } else {
+            r
         }
     }
 
@@ -316,6 +375,16 @@ impl Builder {
                 self.current = self.block();
             }
         }
+    }
+}
+
+/// The exponent of `pow` where it is an integer constant that multiplications compute:
+/// from -64 to 64 (an integer power's is from 0, by the typer).
+fn integer_exponent(e: &hir::Expr) -> Option<i64> {
+    match e.kind {
+        hir::ExprKind::Int(n) if (0..=64).contains(&n) => Some(n),
+        hir::ExprKind::Float(v) if v.fract() == 0.0 && v.abs() <= 64.0 => Some(v as i64),
+        _ => None,
     }
 }
 

@@ -15,7 +15,7 @@ use crate::hir::{
 
 /// The intrinsics' canonical names (besides `trunc`, the `atomic_*` family and the type
 /// conversions), for recognising calls and for "did you mean".
-const INTRINSIC_NAMES: [&str; 38] = [
+const INTRINSIC_NAMES: [&str; 46] = [
     "thread_id",
     "workgroup_id",
     "workgroup_size",
@@ -54,6 +54,14 @@ const INTRINSIC_NAMES: [&str; 38] = [
     "fma",
     "min",
     "max",
+    "exp",
+    "log",
+    "log10",
+    "tanh",
+    "pow",
+    "popcount",
+    "clz",
+    "ctz",
 ];
 
 impl<'t> Builder<'t, '_> {
@@ -328,10 +336,50 @@ impl<'t> Builder<'t, '_> {
             "exp2" => Some((Intrinsic::Math(MathFn::Exp2), 1)),
             "log2" => Some((Intrinsic::Math(MathFn::Log2), 1)),
             "fma" => Some((Intrinsic::Math(MathFn::Fma), 3)),
+            "exp" => Some((Intrinsic::Math(MathFn::Exp), 1)),
+            "log" => Some((Intrinsic::Math(MathFn::Log), 1)),
+            "log10" => Some((Intrinsic::Math(MathFn::Log10), 1)),
+            "tanh" => Some((Intrinsic::Math(MathFn::Tanh), 1)),
+            "popcount" => Some((Intrinsic::Math(MathFn::Popcount), 1)),
+            "clz" => Some((Intrinsic::Math(MathFn::Clz), 1)),
+            "ctz" => Some((Intrinsic::Math(MathFn::Ctz), 1)),
             "min" => Some((Intrinsic::Min, 2)),
             "max" => Some((Intrinsic::Max, 2)),
             _ => None,
         };
+        if name == "pow" {
+            count(self, 2)?;
+            return self.pow(&args[0], &args[1], want, span, full);
+        }
+        // `min(a, b, c)`: `min(min(a, b), c)`.
+        if matches!(name.as_str(), "min" | "max") && args.len() > 2 {
+            let mut fold = ast::Expr::new(
+                ast::ExprKind::Call {
+                    name: name.clone(),
+                    callee: full.to_owned(),
+                    callee_span: callee_span.clone(),
+                    args: args[..2].to_vec(),
+                    types: Vec::new(),
+                },
+                args[0].span.start..args[1].span.end,
+            );
+            for a in &args[2..] {
+                let at = fold.span.start..a.span.end;
+                fold = ast::Expr::new(
+                    ast::ExprKind::Call {
+                        name: name.clone(),
+                        callee: full.to_owned(),
+                        callee_span: callee_span.clone(),
+                        args: vec![fold, a.clone()],
+                        types: Vec::new(),
+                    },
+                    at,
+                );
+            }
+            let mut e = self.call(&fold, want)?;
+            e.span = span;
+            return Ok(e);
+        }
         if let Some((i, k)) = math {
             count(self, k)?;
             let mut list = Vec::new();
@@ -369,6 +417,24 @@ impl<'t> Builder<'t, '_> {
                     format!("`{full}` takes numbers of one type"),
                 ));
             }
+            if let Intrinsic::Math(m) = i
+                && m.on_integers()
+            {
+                if !scalar(lead_ty).is_some_and(Scalar::is_int) {
+                    return Err(self.error(
+                        codes::TYPE_MISMATCH,
+                        span,
+                        format!(
+                            "`{full}` counts the bits of an integer, not `{lead_ty}`: convert with `{}`",
+                            self.dialect.cast(Scalar::U32, "...")
+                        ),
+                    ));
+                }
+                // C's and C++'s counts are `int`; Rust's, Python's and JavaScript's `u32`.
+                let to =
+                    if self.dialect.language == Language::Cpp { Scalar::I32 } else { Scalar::U32 };
+                return Ok(Expr { kind: ExprKind::Call(i, list), ty: Ty::Scalar(to), span });
+            }
             let float_only = matches!(i, Intrinsic::Math(m) if !matches!(m, MathFn::Abs));
             if float_only && !scalar(lead_ty).is_some_and(Scalar::is_float) {
                 return Err(self.error(
@@ -391,46 +457,80 @@ impl<'t> Builder<'t, '_> {
             callee_span.clone(),
             format!("`{full}` is not an intrinsic or {what}"),
         );
-        // What the name does elsewhere, or the closest intrinsic or helper, spelled as this
-        // call spells the rest (`wave.exp` → `wave.exp2`, `std::exp` → `std::exp2`, `expf` →
-        // `exp2f`).
+        // The closest intrinsic or helper, spelled as this call spells the rest (`wave.expp`
+        // → `wave.exp`, `std::tanhh` → `std::tanh`).
         let base = full.rsplit(['.', ':']).next().unwrap_or(full);
         // (Python's intrinsics are the `wave` module's, whatever module the call named.)
         let prefix = match &full[..full.len() - base.len()] {
-            p if self.python() && !matches!(p, "" | "wave." | "wave_gpu.") => "wave.",
+            p if self.python() && !matches!(p, "" | "wave." | "wave_gpu." | "math.") => "wave.",
             p => p,
         };
-        let (stem, f) = match base.strip_suffix('f') {
-            Some(stem @ ("exp" | "log")) => (stem, "f"),
-            _ => (base, ""),
-        };
-        let elsewhere = match stem {
-            "exp" => Some((
-                "exp2",
-                "WAVE has base-2 exponentials: `exp(x)` is `exp2(x * 1.4426950408889634)` (log2 e)",
-            )),
-            "log" => Some((
-                "log2",
-                "WAVE has base-2 logarithms: `log(x)` is `log2(x) * 0.6931471805599453` (ln 2)",
-            )),
-            _ => None,
-        };
         let helpers: Vec<String> = self.helpers.keys().map(|k| k.to_string()).collect();
-        let suggestion = match elsewhere {
-            Some((other, _)) => Some(format!("{prefix}{other}{f}")),
-            None => match wave_diag::did_you_mean(base, helpers.iter().map(String::as_str)) {
-                Some(helper) if prefix.is_empty() => Some(helper.to_owned()),
-                _ => wave_diag::did_you_mean(base, INTRINSIC_NAMES)
-                    .map(|intrinsic| format!("{prefix}{intrinsic}")),
-            },
+        let suggestion = match wave_diag::did_you_mean(base, helpers.iter().map(String::as_str)) {
+            Some(helper) if prefix.is_empty() => Some(helper.to_owned()),
+            _ => wave_diag::did_you_mean(base, INTRINSIC_NAMES)
+                .map(|intrinsic| format!("{prefix}{intrinsic}")),
         };
         if let (Some(suggestion), Some(d)) = (suggestion, self.diagnostics.last_mut()) {
-            if let Some((_, note)) = elsewhere {
-                d.notes.push(note.to_owned());
-            }
             d.suggest_replacement(callee_span.clone(), &suggestion);
         }
         Err(reported)
+    }
+
+    /// `x ** y`, `pow(x, y)`, `x.powi(n)`: on floats (an integer exponent converted to the
+    /// base's type), or on integers with a constant exponent of at least 0 (multiplications).
+    pub(super) fn pow(
+        &mut self,
+        x: &ast::Expr,
+        y: &ast::Expr,
+        want: Option<Scalar>,
+        span: Span,
+        full: &str,
+    ) -> R<Expr> {
+        let (a, b) = self.operands(x, y, want)?;
+        self.power(a, b, span, full)
+    }
+
+    /// [`Self::pow`] of typed operands.
+    pub(super) fn power(&mut self, a: Expr, b: Expr, span: Span, full: &str) -> R<Expr> {
+        let (a, b) =
+            if self.dialect.conversions == Conversions::None { (a, b) } else { self.unify(a, b) };
+        let (Some(s), Some(t)) = (scalar(a.ty), scalar(b.ty)) else {
+            return Err(self.error(
+                codes::TYPE_MISMATCH,
+                span,
+                format!("`{full}` takes numbers, not `{}` and `{}`", a.ty, b.ty),
+            ));
+        };
+        if s == Scalar::Bool || t == Scalar::Bool {
+            return Err(self.error(codes::TYPE_MISMATCH, span, format!("`{full}` takes numbers")));
+        }
+        let to = |b: Expr| super::constant(&b, s).unwrap_or_else(|| super::cast(b, s));
+        let b = match (s.is_float(), t.is_float()) {
+            (true, true) if s == t => b,
+            // `x.powi(n)`: the integer exponent as the base's type.
+            (true, false) => to(b),
+            (false, false) if matches!(b.kind, ExprKind::Int(0..=64)) => to(b),
+            (false, false) => {
+                return Err(self.error(
+                    codes::UNSUPPORTED,
+                    b.span.clone(),
+                    format!(
+                        "an integer power takes a constant exponent from 0 to 64 (it is multiplications): for another, compute in floats, `{}`",
+                        self.dialect.cast(Scalar::F32, "x")
+                    ),
+                ));
+            }
+            _ => {
+                return Err(self.error(
+                    codes::TYPE_MISMATCH,
+                    span,
+                    format!("`{full}` of `{}` and `{}`: convert one side", a.ty, b.ty),
+                ));
+            }
+        };
+        let ty = a.ty;
+        Ok(Expr { kind: ExprKind::Call(Intrinsic::Math(MathFn::Pow), vec![a, b]), ty, span })
     }
 
     /// TypeScript's `Math.trunc(a / b)`: integer division where `a` and `b` are integers.

@@ -60,6 +60,7 @@ impl<'t> Builder<'t, '_> {
 
     pub(super) fn binary(&mut self, op: Op, sym: &str, a: Expr, b: Expr, span: Span) -> R<Expr> {
         let binop = match op {
+            Op::Pow => return self.power(a, b, span, sym),
             Op::Add => BinOp::Add,
             Op::Sub => BinOp::Sub,
             Op::Mul => BinOp::Mul,

@@ -4,7 +4,8 @@
 use crate::lir::Code;
 use wave_diag::Span;
 use wave_isa::{
-    AtomicType, FenceOrder, FloatCond, IntCond, Opcode, ReduceOp, Round, Shift, Transc, UintCond,
+    AtomicType, BitOp, FenceOrder, FloatCond, IntCond, Opcode, ReduceOp, Round, Shift, Transc,
+    UintCond,
 };
 
 use super::{Lower, memory_code, reg_of};
@@ -463,9 +464,47 @@ impl<'f> Lower<'f> {
                     ),
                 }
             }
+            Intrinsic::Math(f @ (MathFn::Clz | MathFn::Ctz)) => {
+                // `bitfind` gives the index of the highest set bit (all ones for none), so
+                // the count is `31 - index`, that is `!index + 32` (32 for zero); the
+                // trailing zeros are the leading zeros of the bits reversed.
+                let mut x = self.src(args[0]);
+                let new = |m: Code, args: Vec<Arg>| Inst::new(Kind::Op, m, args, span);
+                if f == MathFn::Ctz {
+                    let r = self.lir.reg();
+                    out.push(new(Code::with(Opcode::Bitop, BitOp::Bitrev), vec![Arg::Def(r), x]));
+                    x = Arg::Use(r);
+                }
+                let (t, n) = (self.lir.reg(), self.lir.reg());
+                out.push(new(Code::with(Opcode::Bitop, BitOp::Bitfind), vec![Arg::Def(t), x]));
+                out.push(new(Code::of(Opcode::Not), vec![Arg::Def(n), Arg::Use(t)]));
+                out.push(new(
+                    Code::of(Opcode::Iadd),
+                    vec![Arg::Def(d), Arg::Use(n), Arg::Imm(Imm::Int(32))],
+                ));
+            }
             Intrinsic::Math(f) => {
                 let x = self.src(args[0]);
                 let m = match f {
+                    MathFn::Popcount => Code::with(Opcode::Bitop, BitOp::Bitcount),
+                    MathFn::Exp
+                    | MathFn::Log
+                    | MathFn::Log10
+                    | MathFn::Tanh
+                    | MathFn::Pow
+                    | MathFn::Clz
+                    | MathFn::Ctz => {
+                        // Expanded when MIR is built; only a hand-written MIR function
+                        // brings one here.
+                        self.unsupported(
+                            span,
+                            format!(
+                                "`{}` is expanded into other instructions when MIR is built from HIR: a MIR function cannot call it",
+                                crate::hir::intrinsic_name(i)
+                            ),
+                        );
+                        return;
+                    }
                     MathFn::Sqrt => Code::of(Opcode::Fsqrt),
                     MathFn::Rsqrt => Code::of(Opcode::Frsqrt),
                     MathFn::Abs if float => Code::of(Opcode::Fabs),
