@@ -287,6 +287,7 @@ export const k = wave.kernel({ workgroup: [32] }, function k(inp: Uint32Array, o
 /// of its range in the emulator (whose `exp2` and `log2` are correctly rounded): the bounds
 /// `docs/kernels.md` gives.
 #[test]
+#[allow(clippy::print_stdout, reason = "the measured errors, for docs/kernels.md (`--nocapture`)")]
 fn math_functions_stay_within_their_documented_error() {
     let text = r#"
 import wave
