@@ -398,3 +398,161 @@ export const k = wave.kernel({ workgroup: [32] }, function k(inp: Uint32Array, o
         &want,
     );
 }
+
+/// What every thread of the float wave-operation kernels stores, at wave width `width`: each
+/// value is a small integer, so every order of summation gives the same sum.
+fn float_wave_model(width: u32) -> Vec<u32> {
+    let xs: Vec<u32> = (0..N).map(|i| input(i) % 1000).collect();
+    (0..N)
+        .map(|i| {
+            let wave = (i / width * width..(i / width + 1) * width).map(|j| xs[j as usize]);
+            let all: Vec<u32> = wave.clone().collect();
+            let some: Vec<u32> = all.iter().copied().filter(|x| x % 3 != 0).collect();
+            let lane = (i % width) as usize;
+            let x = xs[i as usize];
+            let s: u32 = all.iter().sum();
+            let mx = *all.iter().max().unwrap();
+            let mn = *all.iter().min().unwrap();
+            let p: u32 = all[..=lane].iter().sum();
+            let (d, q) = if x % 3 != 0 {
+                let before = all[..=lane].iter().filter(|x| *x % 3 != 0).sum::<u32>();
+                (some.iter().sum::<u32>() + some.iter().copied().max().unwrap(), before)
+            } else {
+                (0, 0)
+            };
+            s.wrapping_mul(7)
+                .wrapping_add(mx * 3)
+                .wrapping_add(mn)
+                .wrapping_add(p * 11)
+                .wrapping_add(d * 13)
+                .wrapping_add(q * 17)
+        })
+        .collect()
+}
+
+#[test]
+fn float_wave_reductions_and_prefix_sums_in_every_language() {
+    let python = r#"
+import wave
+
+@wave.kernel(workgroup=32)
+def k(inp: u32[:], out: u32[:]):
+    i = wave.global_id()
+    x = f32(inp[i] % 1000)
+    s = wave.reduce_add(x)
+    mx = wave.reduce_max(x)
+    mn = wave.reduce_min(x)
+    p = wave.prefix_sum(x)
+    d = 0.0
+    q = 0.0
+    if inp[i] % 1000 % 3 != 0:
+        d = wave.reduce_add(x) + wave.reduce_max(x)
+        q = wave.prefix_sum(x)
+    out[i] = u32(s) * 7 + u32(mx) * 3 + u32(mn) + u32(p) * 11 + u32(d) * 13 + u32(q) * 17
+"#;
+    let rust = r#"
+#[wave::kernel(workgroup = (32, 1, 1))]
+fn k(inp: &[u32], out: &mut [u32]) {
+    let i = wave::global_id(0);
+    let x = (inp[i as usize] % 1000) as f32;
+    let s = wave::reduce_add(x);
+    let mx = wave::reduce_max(x);
+    let mn = wave::reduce_min(x);
+    let p = wave::prefix_sum(x);
+    let mut d = 0.0f32;
+    let mut q = 0.0f32;
+    if inp[i as usize] % 1000 % 3 != 0 {
+        d = wave::reduce_add(x) + wave::reduce_max(x);
+        q = wave::prefix_sum(x);
+    }
+    out[i as usize] = s as u32 * 7 + mx as u32 * 3 + mn as u32 + p as u32 * 11 + d as u32 * 13 + q as u32 * 17;
+}
+"#;
+    let cpp = r#"
+[[wave::kernel, wave::workgroup(32, 1, 1)]]
+void k(const uint32_t* inp, uint32_t* out) {
+    uint32_t i = wave::global_id(0);
+    float x = (float)(inp[i] % 1000);
+    float s = wave::reduce_add(x);
+    float mx = wave::reduce_max(x);
+    float mn = wave::reduce_min(x);
+    float p = wave::prefix_sum(x);
+    float d = 0.0f;
+    float q = 0.0f;
+    if (inp[i] % 1000 % 3 != 0) {
+        d = wave::reduce_add(x) + wave::reduce_max(x);
+        q = wave::prefix_sum(x);
+    }
+    out[i] = (uint32_t)s * 7 + (uint32_t)mx * 3 + (uint32_t)mn + (uint32_t)p * 11 + (uint32_t)d * 13 + (uint32_t)q * 17;
+}
+"#;
+    let ts = r#"
+import * as wave from "wave";
+import type { f32, u32 } from "wave";
+
+export const k = wave.kernel({ workgroup: [32] }, function k(inp: Uint32Array, out: Uint32Array) {
+  const i: u32 = wave.globalId();
+  const x: f32 = wave.f32(inp[i] % 1000);
+  const s: f32 = wave.reduceAdd(x);
+  const mx: f32 = wave.reduceMax(x);
+  const mn: f32 = wave.reduceMin(x);
+  const p: f32 = wave.prefixSum(x);
+  let d: f32 = wave.f32(0);
+  let q: f32 = wave.f32(0);
+  if (inp[i] % 1000 % 3 !== 0) {
+    d = wave.reduceAdd(x) + wave.reduceMax(x);
+    q = wave.prefixSum(x);
+  }
+  out[i] = wave.u32(s) * 7 + wave.u32(mx) * 3 + wave.u32(mn) + wave.u32(p) * 11 + wave.u32(d) * 13 + wave.u32(q) * 17;
+});
+"#;
+    for (language, text) in [
+        (Language::Python, python),
+        (Language::Rust, rust),
+        (Language::Cpp, cpp),
+        (Language::TypeScript, ts),
+    ] {
+        for level in [Level::O0, Level::O1, Level::O2, Level::O3] {
+            // (At width 64 a workgroup of 32 fills half a wave: the other lanes never run.)
+            for width in [8, 16, 32, 64] {
+                let got = run(text, language, level, width);
+                let want = float_wave_model(width.min(32));
+                assert_eq!(got, want, "{language:?} at {level:?}, width {width}");
+            }
+        }
+    }
+}
+
+#[test]
+fn float_wave_reductions_of_halves_and_doubles() {
+    let python = r#"
+import wave
+
+@wave.kernel(workgroup=32)
+def k(inp: u32[:], out: u32[:]):
+    i = wave.global_id()
+    x = inp[i] % 100
+    h = wave.reduce_max(f16(x)) + wave.reduce_min(f16(x))
+    d = wave.reduce_add(f64(x)) + wave.prefix_sum(f64(x))
+    out[i] = u32(h) + u32(d) * 1000
+"#;
+    for width in [8, 16, 32] {
+        let want: Vec<u32> = (0..N)
+            .map(|i| {
+                let wave: Vec<u32> =
+                    (i / width * width..(i / width + 1) * width).map(|j| input(j) % 100).collect();
+                let lane = (i % width) as usize;
+                let h = wave.iter().max().unwrap() + wave.iter().min().unwrap();
+                let d: u32 = wave.iter().sum::<u32>() + wave[..=lane].iter().sum::<u32>();
+                h + d * 1000
+            })
+            .collect();
+        for level in [Level::O0, Level::O2] {
+            assert_eq!(
+                run(python, Language::Python, level, width),
+                want,
+                "{level:?}, width {width}"
+            );
+        }
+    }
+}

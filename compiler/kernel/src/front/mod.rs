@@ -30,7 +30,7 @@ pub mod codes {
     /// A file with no kernel.
     pub const NO_KERNEL: &str = "E0407";
     /// A construct the code generator does not handle (yet): an f64 conversion to f16, a
-    /// float wave reduction, an f16 scalar parameter.
+    /// transcendental function on f64, an f64 scalar parameter.
     pub const CODEGEN: &str = "E0408";
     /// A kernel that needs more registers than allowed and cannot spill.
     pub const REGISTERS: &str = "E0409";

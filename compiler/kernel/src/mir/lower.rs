@@ -10,7 +10,7 @@ mod math;
 
 use super::ssa::{Raw, ssa, zero};
 use super::{Block, BlockId, Func, Inst, Op, PrivateArray, Space, Term, Value, remove_unreachable};
-use crate::hir::{self, BinOp, Intrinsic, MathFn, Scalar, Special, Ty, VarId};
+use crate::hir::{self, BinOp, Intrinsic, MathFn, Scalar, Special, Ty, VarId, WaveOp};
 
 struct RawBlock {
     items: Vec<Raw>,
@@ -208,6 +208,17 @@ impl Builder {
                 let v = self.expr(&args[2]);
                 self.push(Op::Atomic(*op, space, addr, v), e.ty, span)
             }
+            hir::ExprKind::Call(
+                Intrinsic::Wave(
+                    op @ (WaveOp::ReduceAdd
+                    | WaveOp::ReduceMin
+                    | WaveOp::ReduceMax
+                    | WaveOp::PrefixSum),
+                ),
+                args,
+            ) if matches!(e.ty, Ty::Scalar(s) if s.is_float()) => {
+                self.float_wave(*op, &args[0], e.ty, span)
+            }
             hir::ExprKind::Call(Intrinsic::Math(MathFn::Pow), args)
                 if integer_exponent(&args[1]).is_some() =>
             {
@@ -242,6 +253,110 @@ impl Builder {
                 }
             }
         }
+    }
+
+    /// A wave reduction or prefix sum of a float `arg`, which no instruction computes
+    /// (`docs/kernels.md`, "Wave operations"). Where every lane of the wave is active (the
+    /// integer `reduce_add(1)` is the width), a butterfly of `shuffle_xor` (a Hillis–Steele
+    /// scan of `shuffle_up` for the prefix sum), every step past the width skipped; otherwise
+    /// the lanes one by one in lane order, each taken where `any(lane_id == l)` says it is
+    /// active (a shuffle from an inactive lane reads an undefined value).
+    fn float_wave(&mut self, op: WaveOp, arg: &hir::Expr, ty: Ty, span: &Span) -> Value {
+        use hir::ExprKind as K;
+        let u32t = Ty::Scalar(Scalar::U32);
+        let boolt = Ty::Scalar(Scalar::Bool);
+        let ex = |kind: K, ty: Ty| hir::Expr { kind, ty, span: span.clone() };
+        let int = |v: i64| ex(K::Int(v), u32t);
+        let var = |v: VarId, ty: Ty| ex(K::Var(v), ty);
+        let bin = |op: BinOp, a: hir::Expr, b: hir::Expr| {
+            let ty = if op.is_comparison() || matches!(op, BinOp::LogicAnd) { boolt } else { a.ty };
+            ex(K::Binary(op, Box::new(a), Box::new(b)), ty)
+        };
+        let width = ex(K::Special(Special::WaveWidth), u32t);
+        let lane = ex(K::Special(Special::LaneId), u32t);
+        let assign = |v: VarId, e: hir::Expr| hir::Stmt {
+            kind: hir::StmtKind::Assign(v, e),
+            span: span.clone(),
+        };
+        let combine = |a: hir::Expr, b: hir::Expr| match op {
+            WaveOp::ReduceMin => ex(K::Call(Intrinsic::Min, vec![a, b]), ty),
+            WaveOp::ReduceMax => ex(K::Call(Intrinsic::Max, vec![a, b]), ty),
+            _ => bin(BinOp::Add, a, b),
+        };
+        let identity = match op {
+            WaveOp::ReduceMin => f64::INFINITY,
+            WaveOp::ReduceMax => f64::NEG_INFINITY,
+            _ => -0.0,
+        };
+        let v = self.temporary(ty, span);
+        let acc = self.temporary(ty, span);
+        let other = self.temporary(ty, span);
+        let l = self.temporary(u32t, span);
+        self.stmt(&assign(v, arg.clone()));
+        let count = ex(K::Call(Intrinsic::Wave(WaveOp::ReduceAdd), vec![int(1)]), u32t);
+        let full = bin(BinOp::Eq, count, width.clone());
+        let mut fast = vec![assign(acc, var(v, ty))];
+        for off in [1, 2, 4, 8, 16, 32] {
+            let (shuffle, step) = if op == WaveOp::PrefixSum {
+                let below = bin(BinOp::Ge, lane.clone(), int(off));
+                (
+                    WaveOp::ShuffleUp,
+                    bin(BinOp::LogicAnd, bin(BinOp::Lt, int(off), width.clone()), below),
+                )
+            } else {
+                (WaveOp::ShuffleXor, bin(BinOp::Lt, int(off), width.clone()))
+            };
+            fast.push(assign(
+                other,
+                ex(K::Call(Intrinsic::Wave(shuffle), vec![var(acc, ty), int(off)]), ty),
+            ));
+            let next = combine(var(acc, ty), var(other, ty));
+            fast.push(assign(
+                acc,
+                ex(K::Select(Box::new(step), Box::new(next), Box::new(var(acc, ty))), ty),
+            ));
+        }
+        let active = ex(
+            K::Call(Intrinsic::Wave(WaveOp::Any), vec![bin(BinOp::Eq, lane.clone(), var(l, u32t))]),
+            boolt,
+        );
+        let take = if op == WaveOp::PrefixSum {
+            bin(BinOp::LogicAnd, active, bin(BinOp::Le, var(l, u32t), lane.clone()))
+        } else {
+            active
+        };
+        let slow_body = vec![
+            assign(
+                other,
+                ex(K::Call(Intrinsic::Wave(WaveOp::Broadcast), vec![var(v, ty), var(l, u32t)]), ty),
+            ),
+            assign(
+                acc,
+                ex(
+                    K::Select(
+                        Box::new(take),
+                        Box::new(combine(var(acc, ty), var(other, ty))),
+                        Box::new(var(acc, ty)),
+                    ),
+                    ty,
+                ),
+            ),
+        ];
+        let slow = vec![
+            assign(acc, ex(K::Float(identity), ty)),
+            hir::Stmt {
+                kind: hir::StmtKind::For {
+                    var: l,
+                    start: int(0),
+                    end: width,
+                    step: 1,
+                    body: slow_body,
+                },
+                span: span.clone(),
+            },
+        ];
+        self.stmt(&hir::Stmt { kind: hir::StmtKind::If(full, fast, slow), span: span.clone() });
+        self.use_var(acc)
     }
 
     /// `x` to the constant power `n`, by squaring (`1 / x^-n` for a negative `n`).

@@ -293,18 +293,15 @@ impl<'t> Builder<'t, '_> {
                 op,
                 WaveOp::ReduceAdd | WaveOp::ReduceMin | WaveOp::ReduceMax | WaveOp::PrefixSum
             );
-            if integer_only && !scalar(list[0].ty).is_some_and(Scalar::is_int) {
+            if integer_only && !scalar(list[0].ty).is_some_and(|s| s != Scalar::Bool) {
                 return Err(self.error(
                     codes::TYPE_MISMATCH,
                     args[0].span.clone(),
-                    format!(
-                        "`{full}` takes an integer (i32 or u32), not `{}`: the WAVE instruction reduces integers; for floats, combine lanes with a shuffle or through Local Memory",
-                        list[0].ty
-                    ),
+                    format!("`{full}` takes a number, not `{}`", list[0].ty),
                 ));
             }
             let signed_only = matches!(op, WaveOp::ReduceMin | WaveOp::ReduceMax);
-            if signed_only && list[0].ty != Ty::Scalar(Scalar::I32) {
+            if signed_only && list[0].ty == Ty::Scalar(Scalar::U32) {
                 return Err(self.error(
                     codes::TYPE_MISMATCH,
                     args[0].span.clone(),
