@@ -407,15 +407,15 @@ fn float_wave_model(width: u32) -> Vec<u32> {
         .map(|i| {
             let wave = (i / width * width..(i / width + 1) * width).map(|j| xs[j as usize]);
             let all: Vec<u32> = wave.clone().collect();
-            let some: Vec<u32> = all.iter().copied().filter(|x| x % 3 != 0).collect();
+            let some: Vec<u32> = all.iter().copied().filter(|x| !x.is_multiple_of(3)).collect();
             let lane = (i % width) as usize;
             let x = xs[i as usize];
             let s: u32 = all.iter().sum();
             let mx = *all.iter().max().unwrap();
             let mn = *all.iter().min().unwrap();
             let p: u32 = all[..=lane].iter().sum();
-            let (d, q) = if x % 3 != 0 {
-                let before = all[..=lane].iter().filter(|x| *x % 3 != 0).sum::<u32>();
+            let (d, q) = if !x.is_multiple_of(3) {
+                let before = all[..=lane].iter().filter(|x| !x.is_multiple_of(3)).sum::<u32>();
                 (some.iter().sum::<u32>() + some.iter().copied().max().unwrap(), before)
             } else {
                 (0, 0)
