@@ -556,3 +556,88 @@ def k(inp: u32[:], out: u32[:]):
         }
     }
 }
+
+#[test]
+fn tuple_and_chained_assignment_in_every_language() {
+    let python = r#"
+import wave
+
+@wave.kernel(workgroup=32)
+def k(inp: u32[:], out: u32[:]):
+    i = wave.global_id()
+    a = inp[i] % 1000
+    b = i
+    c = d = u32(7)
+    for j in range(3):
+        a, b = b + 1, a * 2
+    a, b = b, a
+    c = d = a + c
+    out[i] = a * 3 + b + c * 5 + d
+"#;
+    let rust = r#"
+#[wave::kernel(workgroup = (32, 1, 1))]
+fn k(inp: &[u32], out: &mut [u32]) {
+    let i = wave::global_id(0);
+    let (mut a, mut b) = (inp[i as usize] % 1000, i);
+    for _j in 0..3 {
+        (a, b) = (b + 1, a * 2);
+    }
+    std::mem::swap(&mut a, &mut b);
+    let c = a + 7;
+    let d = c;
+    out[i as usize] = a * 3 + b + c * 5 + d;
+}
+"#;
+    let cpp = r#"
+[[wave::kernel, wave::workgroup(32, 1, 1)]]
+void k(const uint32_t* inp, uint32_t* out) {
+    uint32_t i = wave::global_id(0);
+    uint32_t a = inp[i] % 1000, b = i, c, d;
+    c = d = 7;
+    for (int j = 0; j < 3; j++) {
+        uint32_t t = a;
+        a = b + 1;
+        b = t * 2;
+    }
+    std::swap(a, b);
+    c = d = a + c;
+    out[i] = a * 3 + b + c * 5 + d;
+}
+"#;
+    let ts = r#"
+import * as wave from "wave";
+import type { u32 } from "wave";
+
+export const k = wave.kernel({ workgroup: [32] }, function k(inp: Uint32Array, out: Uint32Array) {
+  const i: u32 = wave.globalId();
+  let [a, b] = [inp[i] % 1000, i];
+  let c: u32 = 0;
+  let d: u32 = 0;
+  c = d = 7;
+  for (let j = 0; j < 3; j++) {
+    [a, b] = [b + 1, a * 2];
+  }
+  [a, b] = [b, a];
+  c = d = a + c;
+  out[i] = a * 3 + b + c * 5 + d;
+});
+"#;
+    let want = per_thread(|i, x| {
+        let (mut a, mut b) = (x % 1000, i);
+        for _ in 0..3 {
+            (a, b) = (b + 1, a.wrapping_mul(2));
+        }
+        std::mem::swap(&mut a, &mut b);
+        let c = a + 7;
+        a.wrapping_mul(3).wrapping_add(b).wrapping_add(c * 5).wrapping_add(c)
+    });
+    check(
+        &[
+            (Language::Python, python),
+            (Language::Rust, rust),
+            (Language::Cpp, cpp),
+            (Language::TypeScript, ts),
+        ],
+        &want,
+    );
+}

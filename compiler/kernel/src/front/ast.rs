@@ -184,6 +184,9 @@ pub enum StmtKind {
     },
     /// A nested block with its own scope.
     Block(Vec<Stmt>),
+    /// Statements of the enclosing block, in its scope (`let (a, b) = (x, y);` declares two
+    /// names there).
+    Seq(Vec<Stmt>),
     /// `break`.
     Break,
     /// `continue`.
@@ -459,7 +462,54 @@ pub fn continues(body: &[Stmt]) -> bool {
     body.iter().any(|s| match &s.kind {
         StmtKind::Continue => true,
         StmtKind::If(_, a, b) => continues(a) || continues(b),
-        StmtKind::Block(b) => continues(b),
+        StmtKind::Block(b) | StmtKind::Seq(b) => continues(b),
         _ => false,
     })
+}
+
+/// `targets[k] = values[k]` for each `k`, every value computed before the first assignment
+/// (`x, y = y, x`; through a temporary, `tuple.N`, where it is not a literal), or, with one
+/// value, every target assigned that value in turn (`x = y = 0`). `declare`: the temporaries
+/// are `let`s (languages with block scopes; the block keeps them to itself), else Python's
+/// assignments.
+pub fn assign_all(targets: Vec<Expr>, values: Vec<Expr>, span: &Span, declare: bool) -> StmtKind {
+    let mut out = Vec::new();
+    let one = values.len() == 1 && targets.len() > 1;
+    let mut fixed = Vec::new();
+    for v in values {
+        // (With one value for several targets, a name needs no temporary either: it is read
+        // before each assignment, and only the targets change.)
+        if v.is_literal() || (one && matches!(v.kind, ExprKind::Name(_))) {
+            fixed.push(v);
+            continue;
+        }
+        let name = format!("tuple.{}", span.start + fixed.len());
+        let at = v.span.clone();
+        let kind = if declare {
+            StmtKind::Let {
+                name: name.clone(),
+                name_span: at.clone(),
+                ty: None,
+                value: Some(v),
+                mutable: false,
+            }
+        } else {
+            StmtKind::Assign {
+                target: Expr::new(ExprKind::Name(name.clone()), at.clone()),
+                op: None,
+                value: v,
+                annotation: None,
+            }
+        };
+        out.push(Stmt { kind, span: at.clone() });
+        fixed.push(Expr::new(ExprKind::Name(name), at));
+    }
+    for (k, target) in targets.into_iter().enumerate() {
+        let Some(value) = fixed.get(if one { 0 } else { k }).cloned() else { break };
+        out.push(Stmt {
+            kind: StmtKind::Assign { target, op: None, value, annotation: None },
+            span: span.clone(),
+        });
+    }
+    StmtKind::Block(out)
 }

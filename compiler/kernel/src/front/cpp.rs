@@ -482,7 +482,45 @@ impl<'t> Translator<'t> {
 
     /// An expression statement: an assignment, `i++`, or a call.
     fn effect(&mut self, e: Node<'_>) -> R<StmtKind> {
+        let assigns = |n: Node<'_>| {
+            n.kind() == "assignment_expression"
+                && n.child_by_field_name("operator").is_some_and(|o| o.kind() == "=")
+        };
         match e.kind() {
+            // `a = b = 0`: each target, left to right, gets the one value.
+            "assignment_expression"
+                if assigns(e) && e.child_by_field_name("right").is_some_and(assigns) =>
+            {
+                let mut targets = Vec::new();
+                let mut at = e;
+                while assigns(at) {
+                    targets.push(self.expr(at.child_by_field_name("left").ok_or(Reported)?)?);
+                    at = at.child_by_field_name("right").ok_or(Reported)?;
+                }
+                let value = self.expr(at)?;
+                Ok(ast::assign_all(targets, vec![value], &e.byte_range(), true))
+            }
+            // `std::swap(a, b)`.
+            "call_expression"
+                if e.child_by_field_name("function")
+                    .is_some_and(|f| matches!(self.src(f), "std::swap" | "swap")) =>
+            {
+                let list = e.child_by_field_name("arguments").ok_or(Reported)?;
+                let mut c = list.walk();
+                let mut args = Vec::new();
+                for a in list.named_children(&mut c).filter(|n| !n.is_extra()) {
+                    args.push(self.expr(a)?);
+                }
+                if args.len() != 2 {
+                    return Err(self.error(
+                        codes::BAD_CALL,
+                        e.byte_range(),
+                        "`std::swap` takes two places",
+                    ));
+                }
+                let values = args.iter().rev().cloned().collect();
+                Ok(ast::assign_all(args, values, &e.byte_range(), true))
+            }
             "assignment_expression" => {
                 let sym = e.child_by_field_name("operator").map(|o| self.src(o)).unwrap_or("=");
                 let target = self.expr(e.child_by_field_name("left").ok_or(Reported)?)?;
@@ -1115,7 +1153,7 @@ fn breaks(body: &[Stmt]) -> bool {
     body.iter().any(|s| match &s.kind {
         StmtKind::Break => true,
         StmtKind::If(_, a, b) => breaks(a) || breaks(b),
-        StmtKind::Block(b) => breaks(b),
+        StmtKind::Block(b) | StmtKind::Seq(b) => breaks(b),
         _ => false,
     })
 }

@@ -475,6 +475,65 @@ impl<'t> Translator<'t> {
                 span,
             });
         }
+        // `x = y = v`: each target, left to right, gets the one value.
+        if right.kind() == "assignment" && annotation.is_none() {
+            let mut targets = vec![left];
+            let mut value = right;
+            while value.kind() == "assignment" {
+                match (value.child_by_field_name("left"), value.child_by_field_name("right")) {
+                    (Some(l), Some(r)) if value.child_by_field_name("type").is_none() => {
+                        targets.push(l);
+                        value = r;
+                    }
+                    _ => {
+                        return Err(self.error(
+                            codes::UNSUPPORTED,
+                            value.byte_range(),
+                            "a chained assignment assigns names and elements: `x = y = 0`",
+                        ));
+                    }
+                }
+            }
+            let value = self.expr(value)?;
+            let mut targets_ast = Vec::new();
+            for t in targets {
+                targets_ast.push(self.target(t)?);
+            }
+            return Ok(Stmt {
+                kind: ast::assign_all(targets_ast, vec![value], &span, false),
+                span,
+            });
+        }
+        // `x, y = y, x`: every value first, then the targets in order.
+        if matches!(left.kind(), "pattern_list" | "tuple_pattern") {
+            let mut c = left.walk();
+            let mut targets = Vec::new();
+            for t in left.named_children(&mut c).filter(|t| !t.is_extra()) {
+                targets.push(self.target(t)?);
+            }
+            let mut c = right.walk();
+            let parts: Vec<Node<'_>> = if matches!(right.kind(), "expression_list" | "tuple") {
+                right.named_children(&mut c).filter(|t| !t.is_extra()).collect()
+            } else {
+                vec![right]
+            };
+            if parts.len() != targets.len() {
+                return Err(self.error(
+                    codes::UNSUPPORTED,
+                    span,
+                    format!(
+                        "{} names take {} values: a tuple assignment unpacks values written there (`x, y = y, x`)",
+                        targets.len(),
+                        parts.len()
+                    ),
+                ));
+            }
+            let mut values = Vec::new();
+            for p in parts {
+                values.push(self.expr(p)?);
+            }
+            return Ok(Stmt { kind: ast::assign_all(targets, values, &span, false), span });
+        }
         let target = match left.kind() {
             "identifier" | "subscript" => self.expr(left)?,
             _ => {
@@ -487,6 +546,18 @@ impl<'t> Translator<'t> {
         };
         let value = self.expr(right)?;
         Ok(Stmt { kind: StmtKind::Assign { target, op: None, value, annotation }, span })
+    }
+
+    /// A name or an element assigned to.
+    fn target(&mut self, t: Node<'_>) -> R<Expr> {
+        match t.kind() {
+            "identifier" | "subscript" => self.expr(t),
+            _ => Err(self.error(
+                codes::UNSUPPORTED,
+                t.byte_range(),
+                "assign to a name or to a buffer element",
+            )),
+        }
     }
 
     fn args<'n>(&mut self, call: Node<'n>) -> R<Vec<Node<'n>>> {

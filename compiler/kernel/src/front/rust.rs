@@ -295,6 +295,55 @@ impl<'t> Translator<'t> {
                 return self.stmt(e);
             }
             "let_declaration" => return self.let_declaration(n).map(Some),
+            // `(a, b) = (b, a);`: both values first.
+            "assignment_expression"
+                if n.child_by_field_name("left")
+                    .is_some_and(|l| l.kind() == "tuple_expression") =>
+            {
+                let targets = self.tuple(n.child_by_field_name("left").ok_or(Reported)?)?;
+                let right = n.child_by_field_name("right").ok_or(Reported)?;
+                if right.kind() != "tuple_expression" {
+                    return Err(self.error(
+                        codes::UNSUPPORTED,
+                        right.byte_range(),
+                        "a tuple assignment unpacks a tuple written there: `(a, b) = (b, a)`",
+                    ));
+                }
+                let values = self.tuple(right)?;
+                if targets.len() != values.len() {
+                    return Err(self.error(
+                        codes::UNSUPPORTED,
+                        span,
+                        format!("{} targets take {} values", targets.len(), values.len()),
+                    ));
+                }
+                super::ast::assign_all(targets, values, &span, true)
+            }
+            // `std::mem::swap(&mut a, &mut b)`.
+            "call_expression"
+                if n.child_by_field_name("function").is_some_and(|f| {
+                    matches!(
+                        self.src(f),
+                        "std::mem::swap" | "core::mem::swap" | "mem::swap" | "swap"
+                    )
+                }) =>
+            {
+                let list = n.child_by_field_name("arguments").ok_or(Reported)?;
+                let mut c = list.walk();
+                let mut places = Vec::new();
+                for a in list.named_children(&mut c).filter(|a| !a.is_extra()) {
+                    let inner = match a.kind() {
+                        "reference_expression" => a.child_by_field_name("value").unwrap_or(a),
+                        _ => a,
+                    };
+                    places.push(self.expr(inner)?);
+                }
+                if places.len() != 2 {
+                    return Err(self.error(codes::BAD_CALL, span, "`swap` takes two places"));
+                }
+                let values = places.iter().rev().cloned().collect();
+                super::ast::assign_all(places, values, &span, true)
+            }
             "assignment_expression" => StmtKind::Assign {
                 target: self.expr(n.child_by_field_name("left").ok_or(Reported)?)?,
                 op: None,
@@ -380,9 +429,64 @@ impl<'t> Translator<'t> {
         Ok(self.block(body, false))
     }
 
+    /// The parts of a tuple `(a, b)` (targets or values).
+    fn tuple(&mut self, t: Node<'_>) -> R<Vec<Expr>> {
+        let mut c = t.walk();
+        let mut out = Vec::new();
+        for p in t.named_children(&mut c).filter(|p| !p.is_extra()) {
+            out.push(self.expr(p)?);
+        }
+        Ok(out)
+    }
+
     fn let_declaration(&mut self, n: Node<'_>) -> R<Stmt> {
         let span = n.byte_range();
         let pattern = n.child_by_field_name("pattern").ok_or(Reported)?;
+        // `let (a, mut b) = (x, y);`: a `let` of each, in this block.
+        if pattern.kind() == "tuple_pattern"
+            && let Some(value) =
+                n.child_by_field_name("value").filter(|v| v.kind() == "tuple_expression")
+        {
+            let values = self.tuple(value)?;
+            let mut c = pattern.walk();
+            let names: Vec<Node<'_>> =
+                pattern.named_children(&mut c).filter(|p| !p.is_extra()).collect();
+            if names.len() != values.len() {
+                return Err(self.error(
+                    codes::UNSUPPORTED,
+                    span,
+                    format!("{} names take {} values", names.len(), values.len()),
+                ));
+            }
+            let mut lets = Vec::new();
+            for (p, v) in names.into_iter().zip(values) {
+                let (mutable, id) = match p.kind() {
+                    "identifier" => (false, p),
+                    "mut_pattern" => (
+                        true,
+                        p.named_child(p.named_child_count().saturating_sub(1) as u32).unwrap_or(p),
+                    ),
+                    _ => {
+                        return Err(self.error(
+                            codes::UNSUPPORTED,
+                            p.byte_range(),
+                            "a tuple `let` binds names: `let (a, mut b) = (x, y);`",
+                        ));
+                    }
+                };
+                lets.push(Stmt {
+                    kind: StmtKind::Let {
+                        name: self.src(id).to_owned(),
+                        name_span: id.byte_range(),
+                        ty: None,
+                        value: Some(v),
+                        mutable,
+                    },
+                    span: span.clone(),
+                });
+            }
+            return Ok(Stmt { kind: StmtKind::Seq(lets), span });
+        }
         if pattern.kind() != "identifier" {
             return Err(self.error(
                 codes::UNSUPPORTED,

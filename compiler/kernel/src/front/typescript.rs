@@ -491,9 +491,68 @@ impl<'t> Translator<'t> {
         Ok(())
     }
 
+    /// The names (or elements) of `[a, b]` on the left of a destructuring.
+    fn pattern(&mut self, p: Node<'_>) -> R<Vec<Expr>> {
+        let mut c = p.walk();
+        let mut out = Vec::new();
+        for t in p.named_children(&mut c).filter(|t| t.kind() != "comment") {
+            match t.kind() {
+                "identifier" | "subscript_expression" => out.push(self.expr(t)?),
+                _ => {
+                    return Err(self.error(
+                        codes::UNSUPPORTED,
+                        t.byte_range(),
+                        "a destructuring assigns names and elements: `[a, b] = [b, a]`",
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The values of an array literal `[x, y]` being unpacked.
+    fn elements(&mut self, a: Node<'_>) -> R<Vec<Expr>> {
+        let mut c = a.walk();
+        let mut out = Vec::new();
+        for v in a.named_children(&mut c).filter(|t| t.kind() != "comment") {
+            out.push(self.expr(v)?);
+        }
+        Ok(out)
+    }
+
     /// An expression statement: an assignment, `i++`, or a call.
     fn effect(&mut self, e: Node<'_>) -> R<StmtKind> {
         match e.kind() {
+            // `[a, b] = [b, a]`: both values first.
+            "assignment_expression"
+                if e.child_by_field_name("left").is_some_and(|l| l.kind() == "array_pattern")
+                    && e.child_by_field_name("right").is_some_and(|r| r.kind() == "array") =>
+            {
+                let targets = self.pattern(e.child_by_field_name("left").ok_or(Reported)?)?;
+                let values = self.elements(e.child_by_field_name("right").ok_or(Reported)?)?;
+                if targets.len() != values.len() {
+                    return Err(self.error(
+                        codes::UNSUPPORTED,
+                        e.byte_range(),
+                        format!("{} targets take {} values", targets.len(), values.len()),
+                    ));
+                }
+                Ok(ast::assign_all(targets, values, &e.byte_range(), true))
+            }
+            // `a = b = 0`: each target, left to right, gets the one value.
+            "assignment_expression"
+                if e.child_by_field_name("right")
+                    .is_some_and(|r| r.kind() == "assignment_expression") =>
+            {
+                let mut targets = Vec::new();
+                let mut at = e;
+                while at.kind() == "assignment_expression" {
+                    targets.push(self.expr(at.child_by_field_name("left").ok_or(Reported)?)?);
+                    at = at.child_by_field_name("right").ok_or(Reported)?;
+                }
+                let value = self.expr(at)?;
+                Ok(ast::assign_all(targets, vec![value], &e.byte_range(), true))
+            }
             "assignment_expression" => Ok(StmtKind::Assign {
                 target: self.expr(e.child_by_field_name("left").ok_or(Reported)?)?,
                 op: None,
@@ -540,11 +599,40 @@ impl<'t> Translator<'t> {
         let mut c = n.walk();
         for d in n.named_children(&mut c).filter(|d| d.kind() == "variable_declarator") {
             let name = d.child_by_field_name("name").ok_or(Reported)?;
+            // `let [a, b] = [x, y]`: a declaration of each (none can read another: they are
+            // not initialised before the declaration ends).
+            if name.kind() == "array_pattern"
+                && let Some(value) = d.child_by_field_name("value").filter(|v| v.kind() == "array")
+            {
+                let names = self.pattern(name)?;
+                let values = self.elements(value)?;
+                if names.len() != values.len() {
+                    return Err(self.error(
+                        codes::UNSUPPORTED,
+                        d.byte_range(),
+                        format!("{} names take {} values", names.len(), values.len()),
+                    ));
+                }
+                for (n, v) in names.into_iter().zip(values) {
+                    let ExprKind::Name(id) = &n.kind else { continue };
+                    out.push(Stmt {
+                        kind: StmtKind::Let {
+                            name: id.clone(),
+                            name_span: n.span.clone(),
+                            ty: None,
+                            value: Some(v),
+                            mutable: !constant,
+                        },
+                        span: span.clone(),
+                    });
+                }
+                continue;
+            }
             if name.kind() != "identifier" {
                 return Err(self.error(
                     codes::UNSUPPORTED,
                     name.byte_range(),
-                    "a declaration binds one name (destructuring is not supported)",
+                    "a declaration binds names, or unpacks an array written there (`let [a, b] = [x, y]`)",
                 ));
             }
             let value = d.child_by_field_name("value");

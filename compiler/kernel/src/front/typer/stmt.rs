@@ -71,6 +71,19 @@ impl<'t> Builder<'t, '_> {
                 self.close_scope();
                 r?
             }
+            ast::StmtKind::Seq(stmts) => {
+                // Each with the prelude its expressions need, into the enclosing list.
+                for s in stmts {
+                    let outer = std::mem::take(&mut self.prelude);
+                    let result = self.stmt(s, out);
+                    let before = std::mem::replace(&mut self.prelude, outer);
+                    out.extend(before);
+                    if let Ok(Some(stmt)) = result {
+                        out.push(stmt);
+                    }
+                }
+                return Ok(None);
+            }
             ast::StmtKind::Block(stmts) => {
                 // A block's statements join the enclosing list, in a scope of their own.
                 let inner = self.block(stmts);
