@@ -641,3 +641,163 @@ export const k = wave.kernel({ workgroup: [32] }, function k(inp: Uint32Array, o
         &want,
     );
 }
+
+#[test]
+fn helpers_that_return_early_in_every_language() {
+    let python = r#"
+import wave
+
+def classify(x: u32) -> u32:
+    if x < 10:
+        return 1
+    for k in range(u32(2), 40):
+        if x % k == 0:
+            return k
+    j = u32(0)
+    while j < 5:
+        j += 1
+        if x % 41 == j:
+            return 100 + j
+    return 0
+
+def put(out: u32[:], i: u32, v: u32):
+    if v == 0:
+        return
+    out[i] = v * 2
+
+@wave.kernel(workgroup=32)
+def k(inp: u32[:], out: u32[:]):
+    i = wave.global_id()
+    x = inp[i] % 5000
+    out[i] = classify(x) + classify(x + 1) * 1000
+    put(out, i, x % 3)
+"#;
+    let rust = r#"
+fn classify(x: u32) -> u32 {
+    if x < 10 {
+        return 1;
+    }
+    for k in 2u32..40 {
+        if x % k == 0 {
+            return k;
+        }
+    }
+    let mut j = 0u32;
+    while j < 5 {
+        j += 1;
+        if x % 41 == j {
+            return 100 + j;
+        }
+    }
+    0
+}
+
+fn put(out: &mut [u32], i: u32, v: u32) {
+    if v == 0 {
+        return;
+    }
+    out[i as usize] = v * 2;
+}
+
+#[wave::kernel(workgroup = (32, 1, 1))]
+fn k(inp: &[u32], out: &mut [u32]) {
+    let i = wave::global_id(0);
+    let x = inp[i as usize] % 5000;
+    out[i as usize] = classify(x) + classify(x + 1) * 1000;
+    put(out, i, x % 3);
+}
+"#;
+    let cpp = r#"
+uint32_t classify(uint32_t x) {
+    if (x < 10) return 1;
+    for (uint32_t k = 2; k < 40; k++) {
+        if (x % k == 0) return k;
+    }
+    uint32_t j = 0;
+    do {
+        j++;
+        if (x % 41 == j) return 100 + j;
+    } while (j < 5);
+    return 0;
+}
+
+void put(uint32_t* out, uint32_t i, uint32_t v) {
+    if (v == 0) return;
+    out[i] = v * 2;
+}
+
+[[wave::kernel, wave::workgroup(32, 1, 1)]]
+void k(const uint32_t* inp, uint32_t* out) {
+    uint32_t i = wave::global_id(0);
+    uint32_t x = inp[i] % 5000;
+    out[i] = classify(x) + classify(x + 1) * 1000;
+    put(out, i, x % 3);
+}
+"#;
+    let ts = r#"
+import * as wave from "wave";
+import type { u32 } from "wave";
+
+function classify(x: u32): u32 {
+  if (x < 10) {
+    return 1;
+  }
+  for (let k: u32 = 2; k < 40; k++) {
+    if (x % k === 0) {
+      return k;
+    }
+  }
+  let j: u32 = 0;
+  while (j < 5) {
+    j += 1;
+    if (x % 41 === j) {
+      return 100 + j;
+    }
+  }
+  return 0;
+}
+
+function put(out: Uint32Array, i: u32, v: u32) {
+  if (v === 0) {
+    return;
+  }
+  out[i] = v * 2;
+}
+
+export const k = wave.kernel({ workgroup: [32] }, function k(inp: Uint32Array, out: Uint32Array) {
+  const i: u32 = wave.globalId();
+  const x: u32 = inp[i] % 5000;
+  out[i] = classify(x) + classify(x + 1) * 1000;
+  put(out, i, x % 3);
+});
+"#;
+    fn classify(x: u32) -> u32 {
+        if x < 10 {
+            return 1;
+        }
+        for k in 2..40 {
+            if x % k == 0 {
+                return k;
+            }
+        }
+        for j in 1..=5 {
+            if x % 41 == j {
+                return 100 + j;
+            }
+        }
+        0
+    }
+    let want = per_thread(|_, x| {
+        let x = x % 5000;
+        if x % 3 == 0 { classify(x) + classify(x + 1) * 1000 } else { (x % 3) * 2 }
+    });
+    check(
+        &[
+            (Language::Python, python),
+            (Language::Rust, rust),
+            (Language::Cpp, cpp),
+            (Language::TypeScript, ts),
+        ],
+        &want,
+    );
+}

@@ -694,11 +694,40 @@ impl<'t> Builder<'t, '_> {
             }
         }
         self.scopes.push(Vec::new());
+        let early = early_return(&def.body);
+        let outer_returning = self.returning.take();
+        let mut init_at = None;
+        let body: Vec<ast::Stmt> = if early {
+            let flag = self.new_var(
+                self.unique(format!("{name}.returned")),
+                Ty::Scalar(Scalar::Bool),
+                span.clone(),
+                false,
+            );
+            self.names.insert(super::RETURNED.to_owned(), flag);
+            self.prelude.push(Stmt {
+                kind: StmtKind::Assign(
+                    flag,
+                    Expr {
+                        kind: ExprKind::Bool(false),
+                        ty: Ty::Scalar(Scalar::Bool),
+                        span: span.clone(),
+                    },
+                ),
+                span: span.clone(),
+            });
+            init_at = Some(self.prelude.len());
+            self.returning =
+                Some(super::Returning { name: name.to_owned(), flag, result: None, want });
+            guard(&def.body, false)
+        } else {
+            def.body.clone()
+        };
         let mut value = None;
         let mut result = Ok(());
-        for (i, s) in def.body.iter().enumerate() {
-            if let ast::StmtKind::Return(v) = &s.kind {
-                if i + 1 != def.body.len() {
+        for (i, s) in body.iter().enumerate() {
+            if !early && let ast::StmtKind::Return(v) = &s.kind {
+                if i + 1 != body.len() {
                     result = Err(self.error(
                         codes::UNSUPPORTED,
                         s.span.clone(),
@@ -726,7 +755,103 @@ impl<'t> Builder<'t, '_> {
                 }
             }
         }
+        if early {
+            let returning = std::mem::replace(&mut self.returning, outer_returning);
+            if let (Some(r), Some(at)) = (returning.and_then(|r| r.result), init_at) {
+                // The value starts at zero: a path that ends without `return` gives it.
+                let ty = self.vars[r.0 as usize].ty;
+                if let Some(s) = scalar(ty) {
+                    self.prelude.insert(
+                        at,
+                        Stmt {
+                            kind: StmtKind::Assign(r, zero(s, span.clone())),
+                            span: span.clone(),
+                        },
+                    );
+                }
+                value = Some(Expr { kind: ExprKind::Var(r), ty, span: span.clone() });
+            }
+        } else {
+            self.returning = outer_returning;
+        }
         self.close_scope();
         result.map(|()| value)
     }
+}
+
+/// `body` returns other than by its last statement.
+fn early_return(body: &[ast::Stmt]) -> bool {
+    body.iter().enumerate().any(|(i, s)| match &s.kind {
+        ast::StmtKind::Return(_) => i + 1 != body.len(),
+        _ => returns(std::slice::from_ref(s)),
+    })
+}
+
+/// `body` has a `return` somewhere.
+fn returns(body: &[ast::Stmt]) -> bool {
+    body.iter().any(|s| match &s.kind {
+        ast::StmtKind::Return(_) => true,
+        ast::StmtKind::If(_, a, b) => returns(a) || returns(b),
+        ast::StmtKind::While(_, b)
+        | ast::StmtKind::DoWhile(b, _)
+        | ast::StmtKind::Block(b)
+        | ast::StmtKind::Seq(b)
+        | ast::StmtKind::For { body: b, .. } => returns(b),
+        _ => false,
+    })
+}
+
+/// `body` of a helper that returns early, with what follows a statement that may return
+/// guarded: inside a loop by `if returned { break }`, elsewhere by running only where the
+/// helper has not returned.
+fn guard(body: &[ast::Stmt], in_loop: bool) -> Vec<ast::Stmt> {
+    use ast::StmtKind as S;
+    let mut out = Vec::new();
+    for (k, s) in body.iter().enumerate() {
+        let kind = match &s.kind {
+            S::If(c, a, b) => S::If(c.clone(), guard(a, in_loop), guard(b, in_loop)),
+            S::While(c, b) => S::While(c.clone(), guard(b, true)),
+            S::DoWhile(b, c) => S::DoWhile(guard(b, true), c.clone()),
+            S::Block(b) => S::Block(guard(b, in_loop)),
+            S::Seq(b) => S::Seq(guard(b, in_loop)),
+            S::For { var, var_span, ty, declare, start, end, step, body } => S::For {
+                var: var.clone(),
+                var_span: var_span.clone(),
+                ty: ty.clone(),
+                declare: *declare,
+                start: start.clone(),
+                end: end.clone(),
+                step: *step,
+                body: guard(body, true),
+            },
+            other => other.clone(),
+        };
+        out.push(ast::Stmt { kind, span: s.span.clone() });
+        if matches!(s.kind, S::Return(_)) {
+            // What follows cannot run.
+            break;
+        }
+        if k + 1 == body.len() || !returns(std::slice::from_ref(s)) {
+            continue;
+        }
+        let at = s.span.clone();
+        let flag = ast::Expr::new(ast::ExprKind::Name(super::RETURNED.to_owned()), at.clone());
+        if in_loop {
+            out.push(ast::Stmt {
+                kind: S::If(flag, vec![ast::Stmt { kind: S::Break, span: at.clone() }], Vec::new()),
+                span: at,
+            });
+        } else {
+            let not = ast::Expr::new(
+                ast::ExprKind::Unary(ast::UnaryOp::Not, "not".into(), Box::new(flag)),
+                at.clone(),
+            );
+            out.push(ast::Stmt {
+                kind: S::If(not, guard(&body[k + 1..], false), Vec::new()),
+                span: at,
+            });
+            break;
+        }
+    }
+    out
 }

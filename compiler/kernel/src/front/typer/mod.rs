@@ -64,6 +64,7 @@ pub fn lower(
             loops: 0,
             helpers: &helpers,
             inlining: Vec::new(),
+            returning: None,
             prelude: Vec::new(),
             temps: 0,
         };
@@ -133,12 +134,31 @@ struct Builder<'t, 'h> {
     helpers: &'h HashMap<&'h str, &'h Func>,
     /// The helpers being inlined, outermost first (a repeat is recursion).
     inlining: Vec<String>,
+    /// The helper being inlined returns before its end: where its `return`s put the value.
+    returning: Option<Returning>,
     /// Statements an expression needs before it (an inlined helper's body), taken by the
     /// statement that contains the expression.
     prelude: Vec<Stmt>,
     /// Compiler-made variables so far (a `do`/`while`'s first-iteration flag).
     temps: u32,
 }
+
+/// An inlined helper with a `return` before its end: each `return` sets `result` and
+/// `flag` (and leaves the helper's loops), and the statements after one that may return run
+/// where `flag` is not set.
+struct Returning {
+    /// The helper's name (its variables are `name.result` and `name.returned`).
+    name: String,
+    /// Set by a `return`.
+    flag: VarId,
+    /// The value returned, made by the first `return` with a value.
+    result: Option<VarId>,
+    /// The type the caller wants.
+    want: Option<Scalar>,
+}
+
+/// The name a helper's body reads its `returned` flag by (no language can write it).
+const RETURNED: &str = "return#";
 
 fn scalar(ty: Ty) -> Option<Scalar> {
     match ty {

@@ -109,6 +109,9 @@ impl<'t> Builder<'t, '_> {
                 }
                 if is_break { StmtKind::Break } else { StmtKind::Continue }
             }
+            ast::StmtKind::Return(value) if self.returning.is_some() => {
+                return self.early_return(value.as_ref(), span, out);
+            }
             ast::StmtKind::Return(_) if !self.inlining.is_empty() => {
                 return Err(self.error(
                     codes::UNSUPPORTED,
@@ -128,6 +131,57 @@ impl<'t> Builder<'t, '_> {
             }
         };
         Ok(Some(Stmt { kind, span }))
+    }
+
+    /// A `return` in a helper that returns early: its value into the helper's result (the
+    /// first makes it), the flag set, and the helper's loop left.
+    fn early_return(
+        &mut self,
+        value: Option<&ast::Expr>,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> R<Option<Stmt>> {
+        let (want, flag, result, name) = match &self.returning {
+            Some(r) => (r.want, r.flag, r.result, r.name.clone()),
+            None => return Err(crate::front::Reported),
+        };
+        if let Some(v) = value {
+            let e = self.expr(v, result.map_or(want, |r| scalar(self.vars[r.0 as usize].ty)))?;
+            let r = match result {
+                Some(r) => r,
+                None => {
+                    let r = self.new_var(
+                        self.unique(format!("{name}.result")),
+                        e.ty,
+                        span.clone(),
+                        false,
+                    );
+                    if let Some(ret) = &mut self.returning {
+                        ret.result = Some(r);
+                    }
+                    r
+                }
+            };
+            let ty = self.vars[r.0 as usize].ty;
+            let e = match self.convert(e, ty) {
+                Ok(e) => e,
+                Err(e) => {
+                    return Err(self.error(
+                        codes::TYPE_MISMATCH,
+                        v.span.clone(),
+                        format!("`{name}` returned `{ty}` before, this value is `{}`", e.ty),
+                    ));
+                }
+            };
+            out.push(Stmt { kind: StmtKind::Assign(r, e), span: span.clone() });
+        }
+        let yes =
+            Expr { kind: ExprKind::Bool(true), ty: Ty::Scalar(Scalar::Bool), span: span.clone() };
+        if self.loops == 0 {
+            return Ok(Some(Stmt { kind: StmtKind::Assign(flag, yes), span }));
+        }
+        out.push(Stmt { kind: StmtKind::Assign(flag, yes), span: span.clone() });
+        Ok(Some(Stmt { kind: StmtKind::Break, span }))
     }
 
     pub(super) fn condition(&mut self, c: &ast::Expr) -> R<Expr> {
