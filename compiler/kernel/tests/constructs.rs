@@ -776,7 +776,7 @@ export const k = wave.kernel({ workgroup: [32] }, function k(inp: Uint32Array, o
             return 1;
         }
         for k in 2..40 {
-            if x % k == 0 {
+            if x.is_multiple_of(k) {
                 return k;
             }
         }
@@ -789,7 +789,7 @@ export const k = wave.kernel({ workgroup: [32] }, function k(inp: Uint32Array, o
     }
     let want = per_thread(|_, x| {
         let x = x % 5000;
-        if x % 3 == 0 { classify(x) + classify(x + 1) * 1000 } else { (x % 3) * 2 }
+        if x.is_multiple_of(3) { classify(x) + classify(x + 1) * 1000 } else { (x % 3) * 2 }
     });
     check(
         &[
