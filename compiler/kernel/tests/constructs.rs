@@ -801,3 +801,73 @@ export const k = wave.kernel({ workgroup: [32] }, function k(inp: Uint32Array, o
         &want,
     );
 }
+
+#[test]
+fn two_dimensional_local_arrays_in_every_language() {
+    let python = r#"
+import wave
+
+ROWS = 4
+
+@wave.kernel(workgroup=32)
+def k(inp: u32[:], out: u32[:]):
+    i = wave.global_id()
+    t = wave.thread_id()
+    tile = wave.local_array(u32, (ROWS, 8))
+    tile[t // 8, t % 8] = inp[i]
+    tile[t // 8][t % 8] += 1
+    wave.barrier()
+    out[i] = tile[t % 4][t // 4]
+"#;
+    let rust = r#"
+#[wave::kernel(workgroup = (32, 1, 1))]
+fn k(inp: &[u32], out: &mut [u32]) {
+    let i = wave::global_id(0);
+    let t = wave::thread_id(0);
+    let tile = wave::local_array::<u32, 4, 8>();
+    tile[(t / 8) as usize][(t % 8) as usize] = inp[i as usize];
+    tile[(t / 8) as usize][(t % 8) as usize] += 1;
+    wave::barrier();
+    out[i as usize] = tile[(t % 4) as usize][(t / 4) as usize];
+}
+"#;
+    let cpp = r#"
+[[wave::kernel, wave::workgroup(32, 1, 1)]]
+void k(const uint32_t* inp, uint32_t* out) {
+    uint32_t i = wave::global_id(0);
+    uint32_t t = wave::thread_id(0);
+    wave::local_array<uint32_t, 4, 8> tile;
+    tile[t / 8][t % 8] = inp[i];
+    tile[t / 8][t % 8] += 1;
+    wave::barrier();
+    out[i] = tile[t % 4][t / 4];
+}
+"#;
+    let ts = r#"
+import * as wave from "wave";
+import type { u32 } from "wave";
+
+export const k = wave.kernel({ workgroup: [32] }, function k(inp: Uint32Array, out: Uint32Array) {
+  const i: u32 = wave.globalId();
+  const t: u32 = wave.threadId();
+  const tile = wave.localArray(Uint32Array, 4, 8);
+  tile[Math.trunc(t / 8)][t % 8] = inp[i];
+  tile[Math.trunc(t / 8)][t % 8] += 1;
+  wave.barrier();
+  out[i] = tile[t % 4][Math.trunc(t / 4)];
+});
+"#;
+    let want = per_thread(|i, _| {
+        let (w, t) = (i / 32, i % 32);
+        input(w * 32 + (t % 4) * 8 + t / 4) + 1
+    });
+    check(
+        &[
+            (Language::Python, python),
+            (Language::Rust, rust),
+            (Language::Cpp, cpp),
+            (Language::TypeScript, ts),
+        ],
+        &want,
+    );
+}

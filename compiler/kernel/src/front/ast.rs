@@ -153,8 +153,10 @@ pub enum StmtKind {
         local: bool,
         /// The element type.
         elem: TypeRef,
-        /// The length, a constant.
+        /// The length, a constant (the number of rows of a 2D array).
         len: Expr,
+        /// The number of columns of a 2D array (`t[i][j]` is element `i · columns + j`).
+        columns: Option<Expr>,
     },
     /// `if cond { then } else { otherwise }`.
     If(Expr, Vec<Stmt>, Vec<Stmt>),

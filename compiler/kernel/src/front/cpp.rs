@@ -577,12 +577,16 @@ impl<'t> Translator<'t> {
             let mut ac = args.walk();
             let parts: Vec<Node<'_>> =
                 args.named_children(&mut ac).filter(|n| !n.is_extra()).collect();
-            let [elem, len] = parts.as_slice() else {
-                return Err(self.error(
-                    codes::BAD_CALL,
-                    ty_node.byte_range(),
-                    "`local_array` takes an element type and a constant length: `wave::local_array<float, 256> tile;`",
-                ));
+            let (elem, len, cols) = match parts.as_slice() {
+                [elem, len] => (elem, len, None),
+                [elem, rows, cols] => (elem, rows, Some(*cols)),
+                _ => {
+                    return Err(self.error(
+                        codes::BAD_CALL,
+                        ty_node.byte_range(),
+                        "`local_array` takes an element type and a constant length (or two, rows and columns): `wave::local_array<float, 256> tile;`",
+                    ));
+                }
             };
             let elem = self.ty(elem.named_child(0).unwrap_or(*elem));
             for d in declarators {
@@ -594,6 +598,10 @@ impl<'t> Translator<'t> {
                     ));
                 }
                 let len = self.literal(*len)?;
+                let columns = match cols {
+                    Some(c) => Some(self.literal(c)?),
+                    None => None,
+                };
                 out.push(Stmt {
                     kind: StmtKind::Array {
                         name: self.src(d).to_owned(),
@@ -601,6 +609,7 @@ impl<'t> Translator<'t> {
                         local: true,
                         elem: elem.clone(),
                         len,
+                        columns,
                     },
                     span: span.clone(),
                 });
@@ -700,6 +709,7 @@ impl<'t> Translator<'t> {
                             local: false,
                             elem,
                             len,
+                            columns: None,
                         },
                         span: span.clone(),
                     });

@@ -463,7 +463,22 @@ impl<'t> Translator<'t> {
                 ));
             }
             let elem = self.annotation(*ty);
-            let len = self.expr(*len)?;
+            // `(rows, columns)`: a 2D array.
+            let (len, columns) = if len.kind() == "tuple" {
+                let mut c = len.walk();
+                let dims: Vec<Node<'_>> =
+                    len.named_children(&mut c).filter(|d| !d.is_extra()).collect();
+                let [rows, cols] = dims.as_slice() else {
+                    return Err(self.error(
+                        codes::BAD_CALL,
+                        len.byte_range(),
+                        "an array has one dimension or two: `(rows, columns)`",
+                    ));
+                };
+                (self.expr(*rows)?, Some(self.expr(*cols)?))
+            } else {
+                (self.expr(*len)?, None)
+            };
             return Ok(Stmt {
                 kind: StmtKind::Array {
                     name: self.src(left).to_owned(),
@@ -471,6 +486,7 @@ impl<'t> Translator<'t> {
                     local: kind == "local",
                     elem,
                     len,
+                    columns,
                 },
                 span,
             });
@@ -700,9 +716,31 @@ impl<'t> Translator<'t> {
                 e(ExprKind::Cond(Box::new(cond), Box::new(a), Box::new(b)))
             }
             "subscript" => {
-                let base = self.expr(n.child_by_field_name("value").ok_or(Reported)?)?;
-                let index = self.expr(n.child_by_field_name("subscript").ok_or(Reported)?)?;
-                e(ExprKind::Index(Box::new(base), Box::new(index)))
+                let mut base = self.expr(n.child_by_field_name("value").ok_or(Reported)?)?;
+                // `t[i, j]` is `t[i][j]`.
+                let mut c = n.walk();
+                let subscripts: Vec<Node<'_>> =
+                    n.children_by_field_name("subscript", &mut c).collect();
+                let mut parts = Vec::new();
+                for s in subscripts {
+                    if s.kind() == "tuple" || s.kind() == "expression_list" {
+                        let mut c = s.walk();
+                        for p in s.named_children(&mut c).filter(|p| !p.is_extra()) {
+                            parts.push(p);
+                        }
+                    } else {
+                        parts.push(s);
+                    }
+                }
+                if parts.is_empty() {
+                    return Err(Reported);
+                }
+                for p in parts {
+                    let index = self.expr(p)?;
+                    let at = base.span.start..p.end_byte();
+                    base = Expr::new(ExprKind::Index(Box::new(base), Box::new(index)), at);
+                }
+                Ok(Expr { span, ..base })
             }
             "call" => {
                 let f = n.child_by_field_name("function").ok_or(Reported)?;

@@ -517,17 +517,22 @@ impl<'t> Translator<'t> {
             let mut c = args.walk();
             let parts: Vec<Node<'_>> =
                 args.named_children(&mut c).filter(|n| !n.is_extra()).collect();
-            let [elem, len] = parts.as_slice() else {
-                return Err(self.error(
-                    codes::BAD_CALL,
-                    v.byte_range(),
-                    "`local_array` takes an element type and a constant length: `wave::local_array::<f32, 256>()`",
-                ));
+            let (elem, len, columns) = match parts.as_slice() {
+                [elem, len] => (*elem, *len, None),
+                [elem, rows, cols] => (*elem, *rows, Some(*cols)),
+                _ => {
+                    return Err(self.error(
+                        codes::BAD_CALL,
+                        v.byte_range(),
+                        "`local_array` takes an element type and a constant length (or two, rows and columns): `wave::local_array::<f32, 256>()`",
+                    ));
+                }
             };
-            let elem = self.ty(*elem);
-            let len = self.constant_len(*len);
+            let elem = self.ty(elem);
+            let len = self.constant_len(len);
+            let columns = columns.map(|c| self.constant_len(c));
             return Ok(Stmt {
-                kind: StmtKind::Array { name, name_span, local: true, elem, len },
+                kind: StmtKind::Array { name, name_span, local: true, elem, len, columns },
                 span,
             });
         }
@@ -565,7 +570,7 @@ impl<'t> Translator<'t> {
             };
             let len = self.constant_len(len);
             return Ok(Stmt {
-                kind: StmtKind::Array { name, name_span, local: false, elem, len },
+                kind: StmtKind::Array { name, name_span, local: false, elem, len, columns: None },
                 span,
             });
         }

@@ -637,7 +637,7 @@ impl<'t> Translator<'t> {
             }
             let value = d.child_by_field_name("value");
             let array = value.and_then(|v| self.array(v).transpose()).transpose()?;
-            if let Some((local, elem, len)) = array {
+            if let Some((local, elem, len, columns)) = array {
                 out.push(Stmt {
                     kind: StmtKind::Array {
                         name: self.src(name).to_owned(),
@@ -645,6 +645,7 @@ impl<'t> Translator<'t> {
                         local,
                         elem,
                         len,
+                        columns,
                     },
                     span: span.clone(),
                 });
@@ -670,19 +671,25 @@ impl<'t> Translator<'t> {
 
     /// `new Float32Array(4)` (each thread's own) or `wave.localArray(Float32Array, 256)`
     /// (Local Memory): local or not, the element type and the length.
-    fn array(&mut self, v: Node<'_>) -> R<Option<(bool, TypeRef, Expr)>> {
-        let (local, ctor, len) = match v.kind() {
+    fn array(&mut self, v: Node<'_>) -> R<Option<(bool, TypeRef, Expr, Option<Expr>)>> {
+        let (local, ctor, len, cols) = match v.kind() {
             "new_expression" => {
                 let ctor = v.child_by_field_name("constructor").ok_or(Reported)?;
                 let len = v.child_by_field_name("arguments").and_then(|a| a.named_child(0));
-                (false, ctor, len)
+                (false, ctor, len, None)
             }
+            // `wave.localArray(Float32Array, 256)`, or with rows and columns.
             "call_expression"
                 if v.child_by_field_name("function")
                     .is_some_and(|f| self.src(f) == "wave.localArray") =>
             {
                 let args = v.child_by_field_name("arguments").ok_or(Reported)?;
-                (true, args.named_child(0).ok_or(Reported)?, args.named_child(1))
+                (
+                    true,
+                    args.named_child(0).ok_or(Reported)?,
+                    args.named_child(1),
+                    args.named_child(2),
+                )
             }
             _ => return Ok(None),
         };
@@ -704,7 +711,16 @@ impl<'t> Translator<'t> {
             Some(n) => Expr::new(ExprKind::Int(n, None), len.byte_range()),
             None => self.expr(len)?,
         };
-        Ok(Some((local, TypeRef { kind: TypeKind::Scalar(elem), span: ctor.byte_range() }, len)))
+        let cols = match cols {
+            Some(c) => Some(self.expr(c)?),
+            None => None,
+        };
+        Ok(Some((
+            local,
+            TypeRef { kind: TypeKind::Scalar(elem), span: ctor.byte_range() },
+            len,
+            cols,
+        )))
     }
 
     /// `for (let i: u32 = a; i < b; i++)` is a counted loop (also `i += k`, and `i > b`

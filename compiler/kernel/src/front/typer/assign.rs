@@ -335,7 +335,7 @@ impl<'t> Builder<'t, '_> {
         name_span: &Span,
         local: bool,
         elem: &TypeRef,
-        len: &ast::Expr,
+        (len, columns): (&ast::Expr, Option<&ast::Expr>),
         span: Span,
     ) -> R<()> {
         let kind = if local { "local" } else { "private" };
@@ -359,17 +359,26 @@ impl<'t> Builder<'t, '_> {
                 ));
             }
         };
-        // A literal, a module constant, or arithmetic on them.
-        let before = self.prelude.len();
-        let n = match self.expr(len, Some(Scalar::U32)) {
-            Ok(e) if self.prelude.len() == before => {
-                super::fold(&e).and_then(|n| u32::try_from(n).ok()).filter(|n| *n > 0)
-            }
-            Err(Reported) if matches!(len.kind, ast::ExprKind::Error) => None,
-            Err(Reported) => return Err(Reported),
-            Ok(_) => None,
+        let n = match self.length(len)? {
+            Some(rows) => match columns {
+                Some(c) if !local => {
+                    return Err(self.error(
+                        codes::UNSUPPORTED,
+                        c.span.clone(),
+                        "a private array has one dimension (index it `i * columns + j`)",
+                    ));
+                }
+                Some(c) => {
+                    let cols = self.length(c)?;
+                    if let Some(cols) = cols {
+                        self.pending_columns = Some(cols);
+                    }
+                    cols.and_then(|cols| rows.checked_mul(cols))
+                }
+                None => Some(rows),
+            },
+            None => None,
         };
-        self.prelude.truncate(before);
         let ty = match n {
             Some(n) if local => Ty::Local(elem, n),
             Some(n) if n <= MAX_PRIVATE => Ty::Private(elem, n),
@@ -391,8 +400,27 @@ impl<'t> Builder<'t, '_> {
             }
         };
         let id = self.new_var(self.shown(name), ty, name_span.clone(), false);
+        if let Some(cols) = self.pending_columns.take() {
+            self.columns.insert(id, cols);
+        }
         self.bind(name.to_owned(), id);
         Ok(())
+    }
+
+    /// An array's length (or one dimension): a literal, a module constant, or arithmetic on
+    /// them, positive.
+    fn length(&mut self, len: &ast::Expr) -> R<Option<u32>> {
+        let before = self.prelude.len();
+        let n = match self.expr(len, Some(Scalar::U32)) {
+            Ok(e) if self.prelude.len() == before => {
+                super::fold(&e).and_then(|n| u32::try_from(n).ok()).filter(|n| *n > 0)
+            }
+            Err(Reported) if matches!(len.kind, ast::ExprKind::Error) => None,
+            Err(Reported) => return Err(Reported),
+            Ok(_) => None,
+        };
+        self.prelude.truncate(before);
+        Ok(n)
     }
 
     /// `buffer[index]`: the buffer, the index and the element type.
@@ -401,6 +429,44 @@ impl<'t> Builder<'t, '_> {
         base: &ast::Expr,
         index: &ast::Expr,
     ) -> R<(Expr, Expr, Scalar)> {
+        // `t[i][j]` of a 2D local array: element `i · columns + j`.
+        if let ast::ExprKind::Index(inner, row) = &base.kind
+            && let ast::ExprKind::Name(n) = &inner.kind
+            && let Some(&id) = self.names.get(n)
+            && let Some(&cols) = self.columns.get(&id)
+        {
+            let ty = self.vars[id.0 as usize].ty;
+            let Ty::Local(elem, _) = ty else { return Err(Reported) };
+            let array = Expr { kind: ExprKind::Var(id), ty, span: inner.span.clone() };
+            let r = self.index(row)?;
+            let c = self.index(index)?;
+            let u = Ty::Scalar(Scalar::U32);
+            let u32_of = |e: Expr| if e.ty == u { e } else { super::cast(e, Scalar::U32) };
+            let (r, c) = (u32_of(r), u32_of(c));
+            let at = r.span.start..c.span.end;
+            let k = Expr { kind: ExprKind::Int(i64::from(cols)), ty: u, span: at.clone() };
+            let scaled = Expr {
+                kind: ExprKind::Binary(crate::hir::BinOp::Mul, Box::new(r), Box::new(k)),
+                ty: u,
+                span: at.clone(),
+            };
+            let idx = Expr {
+                kind: ExprKind::Binary(crate::hir::BinOp::Add, Box::new(scaled), Box::new(c)),
+                ty: u,
+                span: at,
+            };
+            return Ok((array, idx, elem));
+        }
+        if let ast::ExprKind::Name(n) = &base.kind
+            && let Some(id) = self.names.get(n)
+            && let Some(cols) = self.columns.get(id)
+        {
+            return Err(self.error(
+                codes::TYPE_MISMATCH,
+                base.span.start..index.span.end,
+                format!("`{n}` has two dimensions ({cols} columns): index it `{n}[i][j]`"),
+            ));
+        }
         let buffer = self.expr(base, None)?;
         let elem = match buffer.ty {
             Ty::Buffer(s) | Ty::Local(s, _) | Ty::Private(s, _) => s,
@@ -412,11 +478,22 @@ impl<'t> Builder<'t, '_> {
                 ));
             }
         };
+        let idx = self.index(index)?;
+        Ok((buffer, idx, elem))
+    }
+
+    /// An index: an integer (a float one is E0401, with the conversion to write).
+    fn index(&mut self, index: &ast::Expr) -> R<Expr> {
         let idx = self.expr(index, Some(Scalar::U32))?;
         if !scalar(idx.ty).is_some_and(Scalar::is_int) {
-            let hint = match self.dialect.conversions {
-                Conversions::TypeScript => {
-                    format!(": narrow it, `{}`", self.cast_hint(Scalar::U32, &index.span))
+            let how = if self.dialect.conversions == Conversions::TypeScript {
+                "narrow it"
+            } else {
+                "convert it"
+            };
+            let hint = match scalar(idx.ty) {
+                Some(s) if s != Scalar::Bool => {
+                    format!(": {how}, `{}`", self.cast_hint(Scalar::U32, &index.span))
                 }
                 _ => String::new(),
             };
@@ -426,6 +503,6 @@ impl<'t> Builder<'t, '_> {
                 format!("an index is `i32` or `u32`, not `{}`{hint}", idx.ty),
             ));
         }
-        Ok((buffer, idx, elem))
+        Ok(idx)
     }
 }

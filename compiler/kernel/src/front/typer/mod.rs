@@ -65,6 +65,8 @@ pub fn lower(
             helpers: &helpers,
             inlining: Vec::new(),
             returning: None,
+            columns: HashMap::new(),
+            pending_columns: None,
             prelude: Vec::new(),
             temps: 0,
         };
@@ -136,6 +138,10 @@ struct Builder<'t, 'h> {
     inlining: Vec<String>,
     /// The helper being inlined returns before its end: where its `return`s put the value.
     returning: Option<Returning>,
+    /// The number of columns of each 2D local array.
+    columns: HashMap<VarId, u32>,
+    /// The columns of the 2D array being declared.
+    pending_columns: Option<u32>,
     /// Statements an expression needs before it (an inlined helper's body), taken by the
     /// statement that contains the expression.
     prelude: Vec<Stmt>,

@@ -21,8 +21,8 @@ impl<'t> Builder<'t, '_> {
                     .assign(target, op.as_ref(), value, annotation.as_ref(), span)
                     .map(Some);
             }
-            ast::StmtKind::Array { name, name_span, local, elem, len } => {
-                self.array(name, name_span, *local, elem, len, span)?;
+            ast::StmtKind::Array { name, name_span, local, elem, len, columns } => {
+                self.array(name, name_span, *local, elem, (len, columns.as_ref()), span)?;
                 return Ok(None);
             }
             ast::StmtKind::Expr(e) => {
