@@ -49,6 +49,10 @@ pub fn parse(text: &str) -> (Vec<Func>, Vec<Diagnostic>) {
     (funcs, diagnostics)
 }
 
+/// An array a declaration makes: local (else private), its element type, its length (rows)
+/// and its columns.
+type ArrayDecl = (bool, TypeRef, Expr, Option<Expr>);
+
 struct Translator<'t> {
     text: &'t str,
     diagnostics: Vec<Diagnostic>,
@@ -671,7 +675,7 @@ impl<'t> Translator<'t> {
 
     /// `new Float32Array(4)` (each thread's own) or `wave.localArray(Float32Array, 256)`
     /// (Local Memory): local or not, the element type and the length.
-    fn array(&mut self, v: Node<'_>) -> R<Option<(bool, TypeRef, Expr, Option<Expr>)>> {
+    fn array(&mut self, v: Node<'_>) -> R<Option<ArrayDecl>> {
         let (local, ctor, len, cols) = match v.kind() {
             "new_expression" => {
                 let ctor = v.child_by_field_name("constructor").ok_or(Reported)?;
