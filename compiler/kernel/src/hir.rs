@@ -21,6 +21,11 @@ pub enum Scalar {
     F32,
     /// binary64.
     F64,
+    /// An unsigned byte: the element of a `u8` buffer only. A load gives a `u32` (zero
+    /// extended), a store takes a `u32` and keeps its low byte.
+    U8,
+    /// An unsigned 16-bit integer, as `U8` for `u16` buffers.
+    U16,
 }
 
 impl Scalar {
@@ -33,14 +38,30 @@ impl Scalar {
             Scalar::F16 => "f16",
             Scalar::F32 => "f32",
             Scalar::F64 => "f64",
+            Scalar::U8 => "u8",
+            Scalar::U16 => "u16",
         }
     }
 
     /// The scalar named `name`.
     pub fn from_name(name: &str) -> Option<Scalar> {
-        [Scalar::Bool, Scalar::I32, Scalar::U32, Scalar::F16, Scalar::F32, Scalar::F64]
-            .into_iter()
-            .find(|s| s.name() == name)
+        [
+            Scalar::Bool,
+            Scalar::I32,
+            Scalar::U32,
+            Scalar::F16,
+            Scalar::F32,
+            Scalar::F64,
+            Scalar::U8,
+            Scalar::U16,
+        ]
+        .into_iter()
+        .find(|s| s.name() == name)
+    }
+
+    /// A narrow integer: the element of a buffer only (`u8`, `u16`), loaded as a `u32`.
+    pub fn is_narrow(self) -> bool {
+        matches!(self, Scalar::U8 | Scalar::U16)
     }
 
     /// An integer type.

@@ -871,3 +871,130 @@ export const k = wave.kernel({ workgroup: [32] }, function k(inp: Uint32Array, o
         &want,
     );
 }
+
+#[test]
+fn byte_and_halfword_buffers_in_every_language() {
+    let python = r#"
+import wave
+
+@wave.kernel(workgroup=32)
+def k(inp: u8[:], out: u16[:]):
+    i = wave.global_id()
+    s = inp[4 * i] + inp[4 * i + 3] * 3
+    out[2 * i] = s + 65536 * 7
+    out[2 * i + 1] = inp[4 * i + 1]
+    out[2 * i + 1] += 1
+"#;
+    let rust = r#"
+#[wave::kernel(workgroup = (32, 1, 1))]
+fn k(inp: &[u8], out: &mut [u16]) {
+    let i = wave::global_id(0);
+    let s = inp[(4 * i) as usize] + inp[(4 * i + 3) as usize] * 3;
+    out[(2 * i) as usize] = s + 65536 * 7;
+    out[(2 * i + 1) as usize] = inp[(4 * i + 1) as usize];
+    out[(2 * i + 1) as usize] += 1;
+}
+"#;
+    let cpp = r#"
+[[wave::kernel, wave::workgroup(32, 1, 1)]]
+void k(const uint8_t* inp, unsigned short* out) {
+    uint32_t i = wave::global_id(0);
+    uint32_t s = inp[4 * i] + inp[4 * i + 3] * 3;
+    out[2 * i] = s + 65536 * 7;
+    out[2 * i + 1] = inp[4 * i + 1];
+    out[2 * i + 1] += 1;
+}
+"#;
+    let ts = r#"
+import * as wave from "wave";
+import type { u32 } from "wave";
+
+export const k = wave.kernel({ workgroup: [32] }, function k(inp: Uint8Array, out: Uint16Array) {
+  const i: u32 = wave.globalId();
+  const s: u32 = inp[4 * i] + inp[4 * i + 3] * 3;
+  out[2 * i] = s + 65536 * 7;
+  out[2 * i + 1] = inp[4 * i + 1];
+  out[2 * i + 1] += 1;
+});
+"#;
+    let want = per_thread(|_, x| {
+        let b = x.to_le_bytes();
+        let s = u32::from(b[0]) + u32::from(b[3]) * 3;
+        (s & 0xffff) | ((u32::from(b[1]) + 1) << 16)
+    });
+    check(
+        &[
+            (Language::Python, python),
+            (Language::Rust, rust),
+            (Language::Cpp, cpp),
+            (Language::TypeScript, ts),
+        ],
+        &want,
+    );
+}
+
+#[test]
+fn half_scalar_parameters_are_passed_as_f32_and_rounded_in_every_language() {
+    let python = r#"
+import wave
+
+@wave.kernel(workgroup=32)
+def k(inp: u32[:], out: u32[:], h: f16):
+    i = wave.global_id()
+    out[i] = u32(f32(h * f16(2.0)) * 1000.0) + inp[i] % 7
+"#;
+    let rust = r#"
+#[wave::kernel(workgroup = (32, 1, 1))]
+fn k(inp: &[u32], out: &mut [u32], h: f16) {
+    let i = wave::global_id(0);
+    out[i as usize] = ((h * 2.0) as f32 * 1000.0) as u32 + inp[i as usize] % 7;
+}
+"#;
+    let cpp = r#"
+[[wave::kernel, wave::workgroup(32, 1, 1)]]
+void k(const uint32_t* inp, uint32_t* out, half h) {
+    uint32_t i = wave::global_id(0);
+    out[i] = (uint32_t)((float)(h * (half)2.0f) * 1000.0f) + inp[i] % 7;
+}
+"#;
+    let ts = r#"
+import * as wave from "wave";
+import type { f16, u32 } from "wave";
+
+export const k = wave.kernel({ workgroup: [32] }, function k(inp: Uint32Array, out: Uint32Array, h: f16) {
+  const i: u32 = wave.globalId();
+  out[i] = wave.u32(wave.f32(h * wave.f16(2)) * wave.f32(1000)) + inp[i] % 7;
+});
+"#;
+    // 1.3 rounds to the f16 1.2998046875; twice that, in thousandths, is 2599.
+    let want = per_thread(|_, x| 2599 + x % 7);
+    for (language, text) in [
+        (Language::Python, python),
+        (Language::Rust, rust),
+        (Language::Cpp, cpp),
+        (Language::TypeScript, ts),
+    ] {
+        for level in [Level::O0, Level::O2] {
+            let options = Options { level, ..Default::default() };
+            let (out, d) = wave_kernel::compile(text, language, "k", options);
+            let out = out.unwrap_or_else(|| panic!("{language:?} at {level:?}: {d:#?}"));
+            let mut device = vec![0u8; 1024];
+            for i in 0..N {
+                device[i as usize * 4..][..4].copy_from_slice(&input(i).to_le_bytes());
+            }
+            let dispatch = wave_emulator::Dispatch {
+                grid: [N / 32, 1, 1],
+                workgroup: Some([32, 1, 1]),
+                args: vec![("inp".into(), 0), ("out".into(), 512), ("h".into(), 1.3f32.to_bits())],
+                ..Default::default()
+            };
+            wave_emulator::run(&out.module, &dispatch, &mut device).unwrap();
+            let got: Vec<u32> = (0..N)
+                .map(|i| {
+                    u32::from_le_bytes(device[512 + i as usize * 4..][..4].try_into().unwrap())
+                })
+                .collect();
+            assert_eq!(got, want, "{language:?} at {level:?}");
+        }
+    }
+}

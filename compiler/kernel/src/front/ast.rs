@@ -442,6 +442,8 @@ pub fn cpp_name(s: Scalar) -> &'static str {
         Scalar::F16 => "half",
         Scalar::F32 => "float",
         Scalar::F64 => "double",
+        Scalar::U8 => "uint8_t",
+        Scalar::U16 => "uint16_t",
     }
 }
 

@@ -134,6 +134,8 @@ fn scalar(name: &str) -> Option<Scalar> {
             Scalar::U32
         }
         ["bool"] => Scalar::Bool,
+        ["uint8_t"] | ["std::uint8_t"] | ["unsigned", "char"] => Scalar::U8,
+        ["uint16_t"] | ["std::uint16_t"] | ["unsigned", "short"] => Scalar::U16,
         _ => return None,
     })
 }

@@ -79,6 +79,8 @@ fn typed_array(name: &str) -> Option<Scalar> {
         "Float64Array" => Some(Scalar::F64),
         "Int32Array" => Some(Scalar::I32),
         "Uint32Array" => Some(Scalar::U32),
+        "Uint8Array" => Some(Scalar::U8),
+        "Uint16Array" => Some(Scalar::U16),
         _ => None,
     }
 }

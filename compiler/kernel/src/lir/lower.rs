@@ -68,9 +68,15 @@ fn reg_of(v: Value) -> Reg {
 /// The `.param` type of a kernel parameter.
 fn param_type(ty: Ty) -> Option<&'static str> {
     match ty {
-        Ty::Buffer(Scalar::F32 | Scalar::F16 | Scalar::F64 | Scalar::I32 | Scalar::U32) => {
-            Some("ptr")
-        }
+        Ty::Buffer(
+            Scalar::F32
+            | Scalar::F16
+            | Scalar::F64
+            | Scalar::I32
+            | Scalar::U32
+            | Scalar::U8
+            | Scalar::U16,
+        ) => Some("ptr"),
         Ty::Scalar(Scalar::U32 | Scalar::Bool) => Some("u32"),
         Ty::Scalar(Scalar::I32) => Some("i32"),
         Ty::Scalar(Scalar::F32) => Some("f32"),
@@ -91,6 +97,8 @@ fn memory_code(space: Space, store: bool, ty: Scalar) -> Code {
     let width = match ty {
         Scalar::F16 => MemWidth::U16,
         Scalar::F64 => MemWidth::U64,
+        Scalar::U8 => MemWidth::U8,
+        Scalar::U16 => MemWidth::U16,
         Scalar::Bool | Scalar::I32 | Scalar::U32 | Scalar::F32 => MemWidth::U32,
     };
     Code::with(opcode, width)
@@ -780,7 +788,7 @@ pub fn lower_with(f: &Func, hold: Hold) -> Result<Lir, Unsupported> {
                 .unwrap_or(0..0);
             return Err(Unsupported {
                 message: format!(
-                    "parameter `{name}` has type {ty}, which a .wbin cannot pass yet: use f32, i32, u32, bool or a buffer of f32, f16, i32 or u32"
+                    "parameter `{name}` has type {ty}, which a .wbin cannot pass yet: use f16, f32, i32, u32, bool or a buffer"
                 ),
                 span,
             });

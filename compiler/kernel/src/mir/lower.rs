@@ -32,7 +32,8 @@ struct Builder {
 
 fn size_of(s: Scalar) -> u32 {
     match s {
-        Scalar::F16 => 2,
+        Scalar::U8 => 1,
+        Scalar::F16 | Scalar::U16 => 2,
         Scalar::F64 => 8,
         _ => 4,
     }
@@ -566,11 +567,16 @@ pub fn lower(kernel: &hir::Kernel) -> Func {
     for (i, v) in kernel.vars.iter().enumerate().filter(|(_, v)| v.param) {
         let ty = match v.ty {
             Ty::Buffer(_) => Ty::Scalar(Scalar::U32),
+            // An `f16` is passed as an `f32` (a `.wbin` passes 32-bit values) and rounded.
+            Ty::Scalar(Scalar::F16) => Ty::Scalar(Scalar::F32),
             t => t,
         };
-        let p = b.push(Op::Param(params.len() as u32), ty, &v.span);
+        let mut p = b.push(Op::Param(params.len() as u32), ty, &v.span);
+        if v.ty == Ty::Scalar(Scalar::F16) {
+            p = b.push(Op::Cast(p), v.ty, &v.span);
+        }
         b.def(VarId(i as u32), p);
-        params.push((v.name.clone(), v.ty));
+        params.push((v.name.clone(), if v.ty == Ty::Scalar(Scalar::F16) { ty } else { v.ty }));
     }
     b.stmts(&kernel.body);
     b.terminate(Term::Return);

@@ -44,7 +44,7 @@ __all__ = [
     "kernel", "Kernel", "Program", "array", "zeros", "ones", "empty", "Array",
     "set_device", "get_device", "devices", "options",
     "WaveError", "WaveWarning", "CompileError", "KernelTrap", "LaunchError", "DeviceError",
-    "f16", "f32", "f64", "i32", "u32", "bool_",
+    "f16", "f32", "f64", "i32", "u32", "u8", "u16", "bool_",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -95,10 +95,12 @@ f32 = ScalarType("f32", np.float32)
 f64 = ScalarType("f64", np.float64)
 i32 = ScalarType("i32", np.int32)
 u32 = ScalarType("u32", np.uint32)
+u8 = ScalarType("u8", np.uint8)
+u16 = ScalarType("u16", np.uint16)
 bool_ = ScalarType("bool", np.bool_)
 
 _DTYPES: Dict[str, np.dtype] = {
-    t.name: t.dtype for t in (f16, f32, f64, i32, u32)
+    t.name: t.dtype for t in (f16, f32, f64, i32, u32, u8, u16)
 }
 _DTYPES["bool"] = np.dtype(np.uint32)
 

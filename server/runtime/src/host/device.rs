@@ -62,7 +62,8 @@ impl Arg<'_> {
             (Arg::I32(v), Elem::U32) if *v >= 0 => Some(*v as u32),
             (Arg::I32(v), Elem::I32) => Some(*v as u32),
             (Arg::U32(v), Elem::I32) if *v <= i32::MAX as u32 => Some(*v),
-            (Arg::F32(v), Elem::F32) => Some(v.to_bits()),
+            // (An `f16` parameter is passed as an `f32`, rounded in the kernel.)
+            (Arg::F32(v), Elem::F32 | Elem::F16) => Some(v.to_bits()),
             (Arg::Bool(b), Elem::Bool) => Some(u32::from(*b)),
             _ => None,
         }

@@ -23,6 +23,10 @@ pub enum Elem {
     F32,
     /// `f64`.
     F64,
+    /// `u8` (a buffer's element only; the kernel reads it as a `u32`).
+    U8,
+    /// `u16` (as `u8`).
+    U16,
 }
 
 impl Elem {
@@ -35,13 +39,16 @@ impl Elem {
             Elem::F16 => "f16",
             Elem::F32 => "f32",
             Elem::F64 => "f64",
+            Elem::U8 => "u8",
+            Elem::U16 => "u16",
         }
     }
 
     /// Bytes per element in a buffer.
     pub fn size(self) -> usize {
         match self {
-            Elem::F16 => 2,
+            Elem::U8 => 1,
+            Elem::F16 | Elem::U16 => 2,
             Elem::F64 => 8,
             Elem::Bool | Elem::I32 | Elem::U32 | Elem::F32 => 4,
         }
@@ -55,11 +62,13 @@ impl Elem {
             Scalar::F16 => Elem::F16,
             Scalar::F32 => Elem::F32,
             Scalar::F64 => Elem::F64,
+            Scalar::U8 => Elem::U8,
+            Scalar::U16 => Elem::U16,
         }
     }
 
     pub(super) fn from_name(name: &str) -> Option<Elem> {
-        [Elem::Bool, Elem::I32, Elem::U32, Elem::F16, Elem::F32, Elem::F64]
+        [Elem::Bool, Elem::I32, Elem::U32, Elem::F16, Elem::F32, Elem::F64, Elem::U8, Elem::U16]
             .into_iter()
             .find(|e| e.name() == name)
     }
@@ -94,6 +103,8 @@ element!(f32, Elem::F32);
 element!(f64, Elem::F64);
 element!(i32, Elem::I32);
 element!(u32, Elem::U32);
+element!(u8, Elem::U8);
+element!(u16, Elem::U16);
 
 /// What a parameter takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -208,13 +208,22 @@ impl<'t> Builder<'t, '_> {
                     ty: Ty::Scalar(elem),
                     span: target.span.clone(),
                 };
+                // A `u8` or `u16` element is a `u32` value, stored as its low bits.
+                let (current, value_ty) = if elem.is_narrow() {
+                    (super::cast(current, Scalar::U32), Scalar::U32)
+                } else {
+                    (current, elem)
+                };
                 let v = self.compound(current, op, value, &span)?;
-                match self.convert(v, Ty::Scalar(elem)) {
-                    Ok(v) => Ok(Stmt { kind: StmtKind::Store(buffer, index, v), span }),
+                match self.convert(v, Ty::Scalar(value_ty)) {
+                    Ok(v) => {
+                        let v = if elem.is_narrow() { super::cast(v, elem) } else { v };
+                        Ok(Stmt { kind: StmtKind::Store(buffer, index, v), span })
+                    }
                     Err(v) => {
                         let hint = match scalar(v.ty) {
                             Some(_) if !self.python() => {
-                                format!(": convert it, `{}`", self.cast_hint(elem, &value.span))
+                                format!(": convert it, `{}`", self.cast_hint(value_ty, &value.span))
                             }
                             _ => String::new(),
                         };

@@ -220,6 +220,13 @@ impl<'t> Builder<'t, '_> {
                     ));
                 }
             };
+            if elem.is_narrow() {
+                return Err(self.error(
+                    codes::TYPE_MISMATCH,
+                    args[0].span.clone(),
+                    format!("an atomic works on 32-bit elements, not `{}`", elem.name()),
+                ));
+            }
             self.writable(&buffer, &args[0].span)?;
             let index = self.expr(&args[1], Some(Scalar::U32))?;
             if !scalar(index.ty).is_some_and(Scalar::is_int) {

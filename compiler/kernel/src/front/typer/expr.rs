@@ -222,7 +222,9 @@ impl<'t> Builder<'t, '_> {
             }
             ast::ExprKind::Index(base, index) => {
                 let (buffer, index, elem) = self.element(base, index)?;
-                e(ExprKind::Load(Box::new(buffer), Box::new(index)), Ty::Scalar(elem))
+                let load = e(ExprKind::Load(Box::new(buffer), Box::new(index)), Ty::Scalar(elem))?;
+                // A `u8` or `u16` element is read as a `u32`.
+                Ok(if elem.is_narrow() { cast(load, Scalar::U32) } else { load })
             }
             ast::ExprKind::Call { .. } => self.call(n, want),
             ast::ExprKind::Cast(t, arg) => match self.ty(t)? {

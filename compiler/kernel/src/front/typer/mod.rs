@@ -176,7 +176,7 @@ fn scalar(ty: Ty) -> Option<Scalar> {
 /// C++'s rank of an arithmetic type in the usual conversions (`bool` is promoted first).
 fn rank(s: Scalar) -> u8 {
     match s {
-        Scalar::Bool | Scalar::I32 => 0,
+        Scalar::Bool | Scalar::I32 | Scalar::U8 | Scalar::U16 => 0,
         Scalar::U32 => 1,
         Scalar::F16 => 2,
         Scalar::F32 => 3,
@@ -297,6 +297,14 @@ impl<'t> Builder<'t, '_> {
     /// The kernel type `t` names.
     fn ty(&mut self, t: &TypeRef) -> R<Ty> {
         match &t.kind {
+            TypeKind::Scalar(s) if s.is_narrow() => Err(self.error(
+                codes::BAD_ANNOTATION,
+                t.span.clone(),
+                format!(
+                    "`{}` is the element of a buffer only: its values are `u32` (use `u32`)",
+                    self.src(&t.span)
+                ),
+            )),
             TypeKind::Scalar(s) => Ok(Ty::Scalar(*s)),
             TypeKind::Buffer { elem: Scalar::Bool, .. } => {
                 let instead = match self.dialect.language {

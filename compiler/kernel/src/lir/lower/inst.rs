@@ -138,7 +138,12 @@ impl<'f> Lower<'f> {
                 let ty = match dscalar {
                     Scalar::I32 => AtomicType::I32,
                     Scalar::F32 => AtomicType::F32,
-                    Scalar::Bool | Scalar::U32 | Scalar::F16 | Scalar::F64 => AtomicType::U32,
+                    Scalar::Bool
+                    | Scalar::U32
+                    | Scalar::F16
+                    | Scalar::F64
+                    | Scalar::U8
+                    | Scalar::U16 => AtomicType::U32,
                 };
                 let m = Code::atomic(isa_op, ty, *space == Space::Local);
                 let a = self.reg(*addr);
@@ -370,6 +375,11 @@ impl<'f> Lower<'f> {
             (Scalar::F32, Scalar::F64) => Code::of(Opcode::CvtF64F32),
             (Scalar::F64, Scalar::F32) => Code::of(Opcode::CvtF32F64),
             (Scalar::I32 | Scalar::U32 | Scalar::Bool, Scalar::I32 | Scalar::U32) => {
+                Code::of(Opcode::Mov)
+            }
+            // A `u8`/`u16` load zero-extends, and a store keeps the low bits: the register
+            // holds the `u32` either way.
+            (Scalar::U8 | Scalar::U16, Scalar::U32) | (Scalar::U32, Scalar::U8 | Scalar::U16) => {
                 Code::of(Opcode::Mov)
             }
             (Scalar::I32, Scalar::F32) => Code::of(Opcode::CvtF32I32),
