@@ -48,3 +48,55 @@ fn rust_and_cpp_spell_the_suggestion_as_the_call_does() {
     assert_eq!(suggested(&found, "twise").as_deref(), Some("twice"));
     assert_eq!(suggested(&found, "totl").as_deref(), Some("total"));
 }
+
+/// Each error's code and message.
+fn errors(text: &str, language: Language) -> Vec<(&'static str, String)> {
+    let (_, d) = wave_kernel::compile(text, language, "k", Options::default());
+    d.iter().filter(|d| d.is_error()).map(|d| (d.code, d.message.clone())).collect()
+}
+
+#[test]
+fn parameters_rust_and_cpp_fix_are_refused_when_assigned() {
+    let rust = "#[wave::kernel]\nfn k(a: &mut [u32], n: u32, mut m: u32) {\n    m += 1;\n    n = n + 1;\n    a[0] = n + m;\n}\n";
+    let found = errors(rust, Language::Rust);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "E0405");
+    assert!(
+        found[0].1.contains("`n` cannot be assigned again: make the parameter mutable, `mut n`"),
+        "{found:?}"
+    );
+    let cpp = "[[wave::kernel]]\nvoid k(uint32_t* a, const uint32_t n, uint32_t m) {\n    m += 1;\n    n += 1;\n    a[0] = n + m;\n}\n";
+    let found = errors(cpp, Language::Cpp);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].1.contains("`n` cannot be assigned again: drop the `const`"), "{found:?}");
+    // A Rust helper's parameter too.
+    let helper = "fn bump(x: u32) -> u32 {\n    x += 1;\n    x\n}\n#[wave::kernel]\nfn k(a: &mut [u32]) {\n    a[0] = bump(a[1]);\n}\n";
+    let found = errors(helper, Language::Rust);
+    assert!(
+        found.iter().any(|(c, m)| *c == "E0405" && m.contains("`x` cannot be assigned")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn one_mistake_is_one_error() {
+    // A declaration that fails leaves its name undeclared: its uses say nothing more.
+    let python = "import wave\n@wave.kernel\ndef k(a: f32[:], b: i8[:]):\n    i = wave.global_id()\n    x = a[i] + i\n    y = x * 2.0\n    a[i] = y + x + f32(b[i])\n";
+    let found = errors(python, Language::Python);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].1.contains("`i8[:]`"), "{found:?}");
+    assert!(found[1].1.contains("`+` between `f32` and `u32`"), "{found:?}");
+    let rust = "#[wave::kernel]\nfn k(a: &mut [f32]) {\n    let i = wave::global_id(0);\n    let t = wave::local_array::<f32, 0>();\n    t[0] = 1.0;\n    a[i as usize] = t[1];\n}\n";
+    let found = errors(rust, Language::Rust);
+    assert_eq!(found.len(), 1, "{found:?}");
+}
+
+#[test]
+fn a_float_index_says_how_to_convert_it() {
+    let python = "import wave\n@wave.kernel\ndef k(a: f32[:]):\n    x = a[0]\n    a[1] = a[x]\n";
+    let found = errors(python, Language::Python);
+    assert!(found.iter().any(|(_, m)| m.contains("not `f32`: convert it, `u32(x)`")), "{found:?}");
+    let rust = "#[wave::kernel]\nfn k(a: &mut [f32]) {\n    let x = a[0];\n    a[1] = a[x];\n}\n";
+    let found = errors(rust, Language::Rust);
+    assert!(found.iter().any(|(_, m)| m.contains("convert it, `x as u32`")), "{found:?}");
+}

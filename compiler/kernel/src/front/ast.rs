@@ -76,6 +76,8 @@ pub struct Param {
     pub ty: Option<TypeRef>,
     /// The whole parameter (for messages about a missing type).
     pub whole: Span,
+    /// The body may assign it (not a Rust parameter without `mut`, nor a C++ `const` one).
+    pub mutable: bool,
 }
 
 /// A type as written.
@@ -103,6 +105,20 @@ pub enum TypeKind {
     Generic(String),
     /// A type the language has and kernels do not: its text, and what to write instead.
     Unknown(String),
+}
+
+impl Stmt {
+    /// The names this statement declares (what a mistake in it leaves undeclared).
+    pub fn declares(&self) -> Vec<&str> {
+        match &self.kind {
+            StmtKind::Let { name, .. } | StmtKind::Array { name, .. } => vec![name.as_str()],
+            StmtKind::Assign { target: Expr { kind: ExprKind::Name(name), .. }, .. } => {
+                vec![name.as_str()]
+            }
+            StmtKind::Seq(stmts) => stmts.iter().flat_map(Stmt::declares).collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// A statement.

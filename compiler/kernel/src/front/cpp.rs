@@ -371,6 +371,9 @@ impl<'t> Translator<'t> {
             span: name.byte_range(),
             ty: Some(ty),
             whole: p.byte_range(),
+            // (`const float* a` is a read-only buffer, itself assignable: only a `const`
+            // scalar is fixed.)
+            mutable: !(const_data && declarator.kind() == "identifier"),
         })
     }
 

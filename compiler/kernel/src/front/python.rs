@@ -102,7 +102,12 @@ pub(crate) fn mask_buffer_annotations(text: &str) -> String {
         let at = from + i;
         let before = text[..at].trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');
         let name = &text[before.len()..at];
-        if Scalar::from_name(name).is_some() {
+        // A type in an annotation (`a: i8[:]` too, which the typer then refuses by name
+        // instead of a syntax error): after `:` or `->`, perhaps with a module (`wave.`).
+        let module =
+            before.trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        let annotation = module.trim_end().ends_with(':') || module.trim_end().ends_with("->");
+        if !name.is_empty() && (Scalar::from_name(name).is_some() || annotation) {
             out.replace_range(at..at + 3, "[0]");
         }
         from = at + 3;
@@ -226,6 +231,7 @@ impl<'t> Translator<'t> {
             span: name_node.byte_range(),
             ty: ty_node.map(|t| self.annotation(t)),
             whole: p.byte_range(),
+            mutable: true,
         })
     }
 

@@ -187,11 +187,16 @@ impl<'t> Translator<'t> {
                 ));
             }
         };
+        let mutable = {
+            let mut c = p.walk();
+            p.children(&mut c).any(|ch| ch.kind() == "mutable_specifier")
+        };
         Ok(Param {
             name: self.src(name).to_owned(),
             span: name.byte_range(),
             ty: p.child_by_field_name("type").map(|t| self.ty(t)),
             whole: p.byte_range(),
+            mutable,
         })
     }
 

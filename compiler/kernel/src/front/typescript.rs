@@ -389,6 +389,7 @@ impl<'t> Translator<'t> {
             span: pattern.byte_range(),
             ty: p.child_by_field_name("type").map(|t| self.ty(t)),
             whole: p.byte_range(),
+            mutable: true,
         })
     }
 

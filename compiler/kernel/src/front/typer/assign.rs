@@ -162,6 +162,9 @@ impl<'t> Builder<'t, '_> {
                 }
                 if self.fixed[id.0 as usize] {
                     let how = match self.dialect.language {
+                        Language::Rust if var.param => {
+                            format!("make the parameter mutable, `mut {name}`")
+                        }
                         Language::Rust => format!("declare it `let mut {name}`"),
                         Language::Cpp => "drop the `const`".to_owned(),
                         _ => format!("declare it `let {name}`"),

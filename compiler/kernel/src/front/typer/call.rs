@@ -695,6 +695,9 @@ impl<'t> Builder<'t, '_> {
                 _ => {
                     let shown = self.unique(format!("{name}.{pname}"));
                     let id = self.new_var(shown, e.ty, span.clone(), false);
+                    let mutable =
+                        def.params.iter().find(|p| p.name == pname).is_none_or(|p| p.mutable);
+                    self.fixed[id.0 as usize] = !mutable;
                     self.names.insert(pname, id);
                     self.prelude.push(Stmt { kind: StmtKind::Assign(id, e), span: span.clone() });
                 }

@@ -181,6 +181,7 @@ impl<'t> Builder<'t, '_> {
                 None if self.helpers.get(name.as_str()).is_some_and(|f| f.constant.is_some()) => {
                     self.constant_value(name, want, span)
                 }
+                None if self.poisoned.contains(name) => Err(Reported),
                 None => {
                     let close =
                         wave_diag::did_you_mean(name, self.names.keys().map(String::as_str))

@@ -67,6 +67,7 @@ pub fn lower(
             returning: None,
             columns: HashMap::new(),
             pending_columns: None,
+            poisoned: std::collections::HashSet::new(),
             prelude: Vec::new(),
             temps: 0,
         };
@@ -142,6 +143,8 @@ struct Builder<'t, 'h> {
     columns: HashMap<VarId, u32>,
     /// The columns of the 2D array being declared.
     pending_columns: Option<u32>,
+    /// Names a wrong declaration left undeclared: using one is no further error.
+    poisoned: std::collections::HashSet<String>,
     /// Statements an expression needs before it (an inlined helper's body), taken by the
     /// statement that contains the expression.
     prelude: Vec<Stmt>,
@@ -222,7 +225,10 @@ impl<'t> Builder<'t, '_> {
             );
         }
         for p in &f.params {
-            let _ = self.param(p);
+            if self.param(p).is_err() {
+                // Its uses say nothing more.
+                self.poisoned.insert(p.name.clone());
+            }
         }
         // Parameters are bound by name when the kernel is dispatched: the names must be
         // ones WAVE assembly can write.
@@ -289,7 +295,7 @@ impl<'t> Builder<'t, '_> {
         let ty = self.ty(ty_ref)?;
         let readonly = matches!(ty_ref.kind, TypeKind::Buffer { writable: false, .. });
         let id = self.new_var(p.name.clone(), ty, p.span.clone(), true);
-        self.fixed[id.0 as usize] = readonly;
+        self.fixed[id.0 as usize] = readonly || (!p.mutable && matches!(ty, Ty::Scalar(_)));
         self.bind(p.name.clone(), id);
         Ok(())
     }
@@ -371,11 +377,22 @@ impl<'t> Builder<'t, '_> {
             let result = self.stmt(s, &mut out);
             // What the statement's expressions needed first, then the statement.
             let before = std::mem::replace(&mut self.prelude, outer);
-            if let Ok(Some(stmt)) = result {
-                out.extend(before);
-                out.push(stmt);
-            } else {
-                out.extend(before);
+            match result {
+                Ok(Some(stmt)) => {
+                    out.extend(before);
+                    out.push(stmt);
+                }
+                Ok(None) => out.extend(before),
+                Err(Reported) => {
+                    out.extend(before);
+                    // A name a wrong statement would have declared: its uses say nothing
+                    // more (the mistake is reported once, where it is).
+                    for name in s.declares() {
+                        if !self.names.contains_key(name) {
+                            self.poisoned.insert(name.to_owned());
+                        }
+                    }
+                }
             }
         }
         self.close_scope();
