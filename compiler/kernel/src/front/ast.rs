@@ -195,8 +195,9 @@ pub enum StmtKind {
         start: Option<Expr>,
         /// The bound.
         end: Expr,
-        /// The step.
-        step: i64,
+        /// The step: a non-zero constant (a literal, a module constant, arithmetic on them),
+        /// positive where `positive` (Rust's `step_by`).
+        step: Expr,
         /// The body.
         body: Vec<Stmt>,
     },

@@ -766,13 +766,13 @@ impl<'t> Translator<'t> {
             let body = self.body(body_node);
             out.push(Stmt {
                 kind: StmtKind::For {
+                    step: Expr::new(ExprKind::Int(step, None), var_span.clone()),
                     var,
                     var_span,
                     ty,
                     declare: true,
                     start: Some(start),
                     end,
-                    step,
                     body,
                 },
                 span,

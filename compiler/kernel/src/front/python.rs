@@ -392,20 +392,13 @@ impl<'t> Translator<'t> {
         }
         let args = self.args(right)?;
         let (start, end, step) = match args.as_slice() {
-            [end] => (None, self.expr(*end)?, 1),
+            [end] => {
+                (None, self.expr(*end)?, Expr::new(ExprKind::Int(1, None), right.byte_range()))
+            }
             [start, end] | [start, end, _] => {
                 let step = match args.get(2) {
-                    Some(s) => match self.src(*s).trim().replace('_', "").parse::<i64>() {
-                        Ok(0) | Err(_) => {
-                            return Err(self.error(
-                                codes::UNSUPPORTED,
-                                s.byte_range(),
-                                "the step of `range` is a non-zero integer constant",
-                            ));
-                        }
-                        Ok(v) => v,
-                    },
-                    None => 1,
+                    Some(s) => self.expr(*s)?,
+                    None => Expr::new(ExprKind::Int(1, None), right.byte_range()),
                 };
                 (Some(self.expr(*start)?), self.expr(*end)?, step)
             }

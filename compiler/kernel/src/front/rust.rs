@@ -631,7 +631,7 @@ impl<'t> Translator<'t> {
         }
         let value = n.child_by_field_name("value").ok_or(Reported)?;
         let (range, step) = match value.kind() {
-            "range_expression" => (value, 1),
+            "range_expression" => (value, None),
             "call_expression" => {
                 let f = value.child_by_field_name("function").ok_or(Reported)?;
                 let method = f.child_by_field_name("field").map(|m| self.src(m));
@@ -644,16 +644,15 @@ impl<'t> Translator<'t> {
                         } else {
                             r
                         };
-                        let text = self.src(k).replace('_', "");
-                        let step = split_suffix(&text).0.parse::<i64>().ok().filter(|s| *s > 0);
-                        let Some(step) = step.filter(|_| r.kind() == "range_expression") else {
+                        if r.kind() != "range_expression" {
                             return Err(self.error(
                                 codes::UNSUPPORTED,
                                 value.byte_range(),
                                 "a stepped loop is `(a..b).step_by(k)` with a positive integer constant `k`",
                             ));
-                        };
-                        (r, step)
+                        }
+                        // (A negative constant here would be a Rust error: the typer says so.)
+                        (r, Some(self.expr(k)?))
                     }
                     _ => {
                         return Err(self.error(
@@ -672,6 +671,7 @@ impl<'t> Translator<'t> {
                 ));
             }
         };
+        let step = step.unwrap_or_else(|| Expr::new(ExprKind::Int(1, None), range.byte_range()));
         let mut c = range.walk();
         let children: Vec<Node<'_>> = range.children(&mut c).collect();
         let op = children.iter().find(|ch| !ch.is_named()).map(|o| self.src(*o)).unwrap_or("");

@@ -831,7 +831,7 @@ fn guard(body: &[ast::Stmt], in_loop: bool) -> Vec<ast::Stmt> {
                 declare: *declare,
                 start: start.clone(),
                 end: end.clone(),
-                step: *step,
+                step: step.clone(),
                 body: guard(body, true),
             },
             other => other.clone(),

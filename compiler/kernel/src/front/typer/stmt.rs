@@ -64,7 +64,7 @@ impl<'t> Builder<'t, '_> {
                     (var, var_span, ty.as_ref(), *declare),
                     start.as_ref(),
                     end,
-                    *step,
+                    step,
                     body,
                     &span,
                 );
@@ -296,10 +296,27 @@ impl<'t> Builder<'t, '_> {
         counter: (&str, &Span, Option<&TypeRef>, bool),
         start: Option<&ast::Expr>,
         end: &ast::Expr,
-        step: i64,
+        step: &ast::Expr,
         body: &[ast::Stmt],
         span: &Span,
     ) -> R<StmtKind> {
+        // The step: a constant (a literal, a module constant, arithmetic on them).
+        let before = self.prelude.len();
+        let typed = self.expr(step, Some(Scalar::I32))?;
+        let value = if self.prelude.len() == before { super::fold(&typed) } else { None };
+        self.prelude.truncate(before);
+        let rust = self.dialect.language == crate::Language::Rust;
+        let step = match value {
+            Some(v) if v != 0 && (!rust || v > 0) && i32::try_from(v).is_ok() => v,
+            _ => {
+                let what = match self.dialect.language {
+                    crate::Language::Python => "the step of `range` is a non-zero integer constant",
+                    crate::Language::Rust => "`step_by` takes a positive integer constant",
+                    _ => "a loop's step is a non-zero integer constant",
+                };
+                return Err(self.error(codes::UNSUPPORTED, step.span.clone(), what));
+            }
+        };
         let (var, var_span, ty, declare) = counter;
         let declared = match ty {
             Some(t) => match self.ty(t)? {
