@@ -650,7 +650,7 @@ import wave
 def classify(x: u32) -> u32:
     if x < 10:
         return 1
-    for k in range(u32(2), 40):
+    for k in range(2, 40):
         if x % k == 0:
             return k
     j = u32(0)
@@ -677,7 +677,7 @@ fn classify(x: u32) -> u32 {
     if x < 10 {
         return 1;
     }
-    for k in 2u32..40 {
+    for k in 2..40 {
         if x % k == 0 {
             return k;
         }
@@ -996,5 +996,143 @@ export const k = wave.kernel({ workgroup: [32] }, function k(inp: Uint32Array, o
                 .collect();
             assert_eq!(got, want, "{language:?} at {level:?}");
         }
+    }
+}
+
+/// `text`'s kernel `k` at `level`, wave width 32, over `groups` workgroups of 32 threads,
+/// with `inp` holding `inputs`, `out` `outputs` words (zeroed) and `n` the number of threads:
+/// what `out` holds afterwards.
+fn run_f32(text: &str, level: Level, groups: u32, inputs: &[f32], outputs: usize) -> Vec<f32> {
+    let options = Options { level, ..Default::default() };
+    let (out, d) = wave_kernel::compile(text, Language::Python, "k", options);
+    let out = out.unwrap_or_else(|| panic!("{level:?}: {d:#?}"));
+    let at = inputs.len() * 4;
+    let mut device = vec![0u8; at + outputs * 4];
+    for (i, x) in inputs.iter().enumerate() {
+        device[i * 4..][..4].copy_from_slice(&x.to_le_bytes());
+    }
+    let dispatch = wave_emulator::Dispatch {
+        grid: [groups, 1, 1],
+        workgroup: Some([32, 1, 1]),
+        wave_width: 32,
+        args: vec![("inp".into(), 0), ("out".into(), at as u32), ("n".into(), groups * 32)],
+        ..Default::default()
+    };
+    wave_emulator::run(&out.module, &dispatch, &mut device)
+        .unwrap_or_else(|t| panic!("{level:?}: {t}"));
+    (0..outputs)
+        .map(|i| f32::from_le_bytes(device[at + i * 4..][..4].try_into().unwrap()))
+        .collect()
+}
+
+fn close(got: &[f32], want: &[f64], what: &str) {
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let err = (f64::from(*g) - w).abs() / w.abs().max(1e-3);
+        assert!(err < 1e-4, "{what}: element {i}: {g} against {w}");
+    }
+}
+
+/// The n-body step and the attention scores a user writes first, with the constructs of
+/// this file (module constants, tuple and chained assignment, a 2D local array, `**`, a
+/// loop stepping by a constant, `exp`, float wave reductions): they compile at `-O3` (and
+/// every other level) and compute what the same arithmetic in `f64` does.
+#[test]
+fn an_n_body_step_and_attention_scores_as_a_user_writes_them() {
+    let nbody = r#"
+import math
+import wave
+
+TILE = 32
+EPS2 = 0.01
+
+@wave.kernel(workgroup=TILE)
+def k(inp: f32[:], out: f32[:], n: u32):
+    i = wave.global_id()
+    t = wave.thread_id()
+    tile = wave.local_array(f32, (TILE, 4))
+    x, y, z = inp[4 * i], inp[4 * i + 1], inp[4 * i + 2]
+    ax = ay = az = 0.0
+    for base in range(0, n, TILE):
+        for c in range(4):
+            tile[t, c] = inp[4 * (base + t) + c]
+        wave.barrier()
+        for j in range(TILE):
+            dx = tile[j, 0] - x
+            dy = tile[j][1] - y
+            dz = tile[j][2] - z
+            inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz + EPS2)
+            s = tile[j][3] * inv ** 3
+            ax += dx * s
+            ay += dy * s
+            az += dz * s
+        wave.barrier()
+    out[3 * i], out[3 * i + 1], out[3 * i + 2] = ax, ay, az
+"#;
+    let bodies = 64usize;
+    let pos: Vec<f32> = (0..bodies * 4)
+        .map(|k| {
+            if k % 4 == 3 {
+                1.0 + (k % 7) as f32 * 0.25
+            } else {
+                (input(k as u32) % 2000) as f32 / 100.0 - 10.0
+            }
+        })
+        .collect();
+    let mut want = Vec::new();
+    for i in 0..bodies {
+        let p = |j: usize, c: usize| f64::from(pos[4 * j + c]);
+        let mut a = [0.0f64; 3];
+        for j in 0..bodies {
+            let d = [p(j, 0) - p(i, 0), p(j, 1) - p(i, 1), p(j, 2) - p(i, 2)];
+            let inv = 1.0 / (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + 0.01).sqrt();
+            let s = p(j, 3) * inv * inv * inv;
+            for c in 0..3 {
+                a[c] += d[c] * s;
+            }
+        }
+        want.extend(a);
+    }
+    let attention = r#"
+import math
+import wave
+
+D = 16
+KEYS = 32
+
+@wave.kernel(workgroup=KEYS)
+def k(inp: f32[:], out: f32[:], n: u32):
+    row = wave.workgroup_id()
+    j = wave.thread_id()
+    queries = n // KEYS
+    s = 0.0
+    for d in range(D):
+        s += inp[row * D + d] * inp[queries * D + j * D + d]
+    s = s / math.sqrt(D)
+    m = wave.reduce_max(s)
+    e = math.exp(s - m)
+    out[row * KEYS + j] = e / wave.reduce_add(e)
+"#;
+    let queries = 4usize;
+    let qk: Vec<f32> =
+        (0..(queries + 32) * 16).map(|k| (input(k as u32) % 1000) as f32 / 250.0 - 2.0).collect();
+    let mut scores = Vec::new();
+    for r in 0..queries {
+        let s: Vec<f64> = (0..32)
+            .map(|j| {
+                (0..16)
+                    .map(|d| f64::from(qk[r * 16 + d]) * f64::from(qk[queries * 16 + j * 16 + d]))
+                    .sum::<f64>()
+                    / 4.0
+            })
+            .collect();
+        let m = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let total: f64 = s.iter().map(|x| (x - m).exp()).sum();
+        scores.extend(s.iter().map(|x| (x - m).exp() / total));
+    }
+    for level in [Level::O0, Level::O1, Level::O2, Level::O3] {
+        let got = run_f32(nbody, level, (bodies / 32) as u32, &pos, bodies * 3);
+        close(&got, &want, &format!("n-body at {level:?}"));
+        let got = run_f32(attention, level, queries as u32, &qk, queries * 32);
+        close(&got, &scores, &format!("attention at {level:?}"));
     }
 }

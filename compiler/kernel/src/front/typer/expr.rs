@@ -16,6 +16,9 @@ impl<'t> Builder<'t, '_> {
         if e.ty == to {
             return Ok(e);
         }
+        if to == Ty::Scalar(Scalar::U32) && self.natural(&e) {
+            return Ok(cast(e, Scalar::U32));
+        }
         let (Some(from), Ty::Scalar(to)) = (scalar(e.ty), to) else { return Err(e) };
         let widening = match self.dialect.conversions {
             Conversions::None => return Err(e),
@@ -58,7 +61,19 @@ impl<'t> Builder<'t, '_> {
         (a, b)
     }
 
+    /// `e` is a loop counter that is never negative (see `naturals`).
+    fn natural(&self, e: &Expr) -> bool {
+        matches!(e.kind, ExprKind::Var(v) if self.naturals.contains(&v))
+    }
+
     pub(super) fn binary(&mut self, op: Op, sym: &str, a: Expr, b: Expr, span: Span) -> R<Expr> {
+        // A counter that is never negative meets a `u32` as one.
+        let u = Ty::Scalar(Scalar::U32);
+        let (a, b) = match (a.ty == u, b.ty == u) {
+            (true, false) if self.natural(&b) => (a, cast(b, Scalar::U32)),
+            (false, true) if self.natural(&a) => (cast(a, Scalar::U32), b),
+            _ => (a, b),
+        };
         let binop = match op {
             Op::Pow => return self.power(a, b, span, sym),
             Op::Add => BinOp::Add,
@@ -90,10 +105,9 @@ impl<'t> Builder<'t, '_> {
             _ => self.unify(a, b),
         };
         if a.ty != b.ty {
-            // Python's message has always shown `f32(i)`; the others convert the right side
-            // to the left's type, as written in the language.
+            // The right side converted to the left's type, as written in the language.
             let like = match scalar(a.ty) {
-                Some(s) if !self.python() && scalar(b.ty).is_some() => self.cast_hint(s, &b.span),
+                Some(s) if scalar(b.ty).is_some() => self.cast_hint(s, &b.span),
                 _ => self.dialect.cast(Scalar::F32, "i"),
             };
             return Err(self.error(

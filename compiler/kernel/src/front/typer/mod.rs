@@ -68,6 +68,7 @@ pub fn lower(
             columns: HashMap::new(),
             pending_columns: None,
             poisoned: std::collections::HashSet::new(),
+            naturals: std::collections::HashSet::new(),
             prelude: Vec::new(),
             temps: 0,
         };
@@ -145,6 +146,10 @@ struct Builder<'t, 'h> {
     pending_columns: Option<u32>,
     /// Names a wrong declaration left undeclared: using one is no further error.
     poisoned: std::collections::HashSet<String>,
+    /// The `i32` loop counters, inside their loops, that are never negative (they count up
+    /// from a constant at least 0, and the body does not assign them): each meets a `u32` as
+    /// a `u32`, a conversion that changes no value.
+    naturals: std::collections::HashSet<VarId>,
     /// Statements an expression needs before it (an inlined helper's body), taken by the
     /// statement that contains the expression.
     prelude: Vec<Stmt>,

@@ -363,6 +363,7 @@ impl<'t> Builder<'t, '_> {
                 ));
             }
         };
+        let name = var;
         let var = if declare {
             let id = self.new_var(self.shown(var), start.ty, var_span.clone(), false);
             self.bind(var.to_owned(), id);
@@ -370,9 +371,35 @@ impl<'t> Builder<'t, '_> {
         } else {
             self.declare(var, var_span, start.ty)?
         };
+        // An `i32` counter from a constant at least 0, counting up and not assigned in the
+        // body, is never negative: it meets a `u32` as one (`range(4)` beside a `u32`).
+        let natural = start.ty == Ty::Scalar(Scalar::I32)
+            && step > 0
+            && matches!(start.kind, ExprKind::Int(v) if v >= 0)
+            && !assigns(body, name);
+        if natural {
+            self.naturals.insert(var);
+        }
         self.loops += 1;
         let body = self.block(body);
         self.loops -= 1;
+        self.naturals.remove(&var);
         Ok(StmtKind::For { var, start, end, step, body })
     }
+}
+
+/// `body` assigns the name `name` (not a new variable of that name in a nested block).
+fn assigns(body: &[ast::Stmt], name: &str) -> bool {
+    body.iter().any(|s| match &s.kind {
+        ast::StmtKind::Assign { target, .. } => {
+            matches!(&target.kind, ast::ExprKind::Name(n) if n == name)
+        }
+        ast::StmtKind::If(_, a, b) => assigns(a, name) || assigns(b, name),
+        ast::StmtKind::While(_, b)
+        | ast::StmtKind::DoWhile(b, _)
+        | ast::StmtKind::Block(b)
+        | ast::StmtKind::Seq(b) => assigns(b, name),
+        ast::StmtKind::For { var, body, .. } => var == name || assigns(body, name),
+        _ => false,
+    })
 }
