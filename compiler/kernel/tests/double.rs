@@ -203,7 +203,7 @@ fn what_f64_does_not_do_yet_is_refused_with_its_span() {
     for (body, what) in [
         ("    out[i] = f64(f16(x[i]))", "converting to f16"),
         ("    out[i] = wave.sin(x[i])", "`sin`"),
-        ("    out[i] = wave.exp2(x[i])", "`exp2`"),
+        ("    out[i] = wave.cos(x[i])", "`cos`"),
         ("    wave.atomic_add(out, 0, x[i])", "an atomic"),
     ] {
         let text = format!(
@@ -419,4 +419,72 @@ fn too_many_f64_values_at_once_is_e0409_not_a_crash() {
     let (out, d) = wave_kernel::compile(&text, Language::Python, "many.py", wide);
     let out = out.unwrap_or_else(|| panic!("{d:?}"));
     assert!(out.kernels[0].allocation.registers > 64);
+}
+
+/// How many `f64` steps `got` is from `want` (0 for two NaNs or equal infinities).
+fn ulps64(got: f64, want: f64) -> u64 {
+    if got.is_nan() && want.is_nan() || got == want {
+        return 0;
+    }
+    if got.is_nan() || want.is_nan() || got.is_infinite() || want.is_infinite() {
+        return u64::MAX;
+    }
+    let key = |f: f64| {
+        let b = f.to_bits() as i128;
+        if b < 1 << 63 { b } else { (1i128 << 63) - b }
+    };
+    (key(got) - key(want)).unsigned_abs() as u64
+}
+
+/// `exp2`, `log2`, `exp`, `log`, `log10`, `tanh` and `pow` on `f64`, built from its
+/// arithmetic: their largest error over a sweep of their ranges (subnormal to overflowing
+/// arguments, and the special values), against Rust's `f64` functions.
+#[test]
+#[allow(clippy::print_stdout, reason = "the measured errors, for docs/kernels.md (`--nocapture`)")]
+fn f64_exponentials_and_logarithms_stay_within_their_error() {
+    let text = "import wave\n\n@wave.kernel(workgroup=32)\ndef k(x: f64[:], out: f64[:], n: u32):\n    i = wave.global_id()\n    if i >= n:\n        return\n    v = x[i]\n    m = i % 7\n    if m == 0:\n        out[i] = wave.exp2(v * 0.001)\n    elif m == 1:\n        out[i] = wave.log2(v)\n    elif m == 2:\n        out[i] = wave.exp(v * 0.0007)\n    elif m == 3:\n        out[i] = wave.log(v)\n    elif m == 4:\n        out[i] = wave.log10(v)\n    elif m == 5:\n        out[i] = wave.tanh(v * 0.000000000000001)\n    else:\n        out[i] = wave.pow(v * 0.0000000001, 1.5)\n";
+    let (out, d) = wave_kernel::compile(text, Language::Python, "k.py", Options::default());
+    let out = out.unwrap_or_else(|| panic!("{d:?}"));
+    // Values from 2^-1074 to 2^1023 (their bits spread evenly), then the special ones.
+    let mut xs: Vec<f64> =
+        (0..7000u64).map(|k| f64::from_bits(1 + k * (0x7fe0_0000_0000_0000 / 7000))).collect();
+    xs.extend([0.0, -0.0, -1.0, 1.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e-310]);
+    xs.extend((0..7).map(|k| -(k as f64) * 1000.0));
+    let n = xs.len();
+    let mut device = vec![0u8; n * 16];
+    for (i, v) in xs.iter().enumerate() {
+        device[i * 8..][..8].copy_from_slice(&v.to_le_bytes());
+    }
+    let dispatch = wave_emulator::Dispatch {
+        grid: [(n as u32).div_ceil(32), 1, 1],
+        workgroup: Some([32, 1, 1]),
+        args: vec![("x".into(), 0), ("out".into(), n as u32 * 8), ("n".into(), n as u32)],
+        ..Default::default()
+    };
+    wave_emulator::run(&out.module, &dispatch, &mut device).unwrap();
+    let mut worst = [0u64; 7];
+    for (i, v) in xs.iter().enumerate() {
+        let got = f64::from_le_bytes(device[(n + i) * 8..][..8].try_into().unwrap());
+        let m = i % 7;
+        let want = match m {
+            0 => (v * 0.001).exp2(),
+            1 => v.log2(),
+            2 => (v * 0.0007).exp(),
+            3 => v.ln(),
+            4 => v.log10(),
+            5 => (v * 0.000000000000001).tanh(),
+            _ => (v * 0.0000000001).powf(1.5),
+        };
+        // (Below 2^-1022 the results are subnormal: counted in steps all the same.)
+        worst[m] = worst[m].max(ulps64(got, want));
+        assert!(ulps64(got, want) <= 64, "{m}: x = {v:e}: {got:e} against {want:e}");
+    }
+    println!(
+        "largest f64 errors in steps: exp2 {}, log2 {}, exp {}, log {}, log10 {}, tanh {}, pow {}",
+        worst[0], worst[1], worst[2], worst[3], worst[4], worst[5], worst[6]
+    );
+    let bound = [1, 2, 2, 2, 2, 2, 4];
+    for (m, name) in ["exp2", "log2", "exp", "log", "log10", "tanh", "pow"].iter().enumerate() {
+        assert!(worst[m] <= bound[m], "{name}: {} steps, more than {}", worst[m], bound[m]);
+    }
 }

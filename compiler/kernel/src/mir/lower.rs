@@ -229,20 +229,27 @@ impl Builder {
             }
             hir::ExprKind::Call(
                 Intrinsic::Math(
-                    f @ (MathFn::Exp | MathFn::Log | MathFn::Log10 | MathFn::Tanh | MathFn::Pow),
+                    f @ (MathFn::Exp
+                    | MathFn::Log
+                    | MathFn::Log10
+                    | MathFn::Tanh
+                    | MathFn::Pow
+                    | MathFn::Exp2
+                    | MathFn::Log2),
                 ),
                 args,
-            ) if e.ty != Ty::Scalar(Scalar::F64) => {
-                // Computed in `f32` (an `f16` value converted there and back).
-                let f32t = Ty::Scalar(Scalar::F32);
+            ) if e.ty == Ty::Scalar(Scalar::F64) || !matches!(f, MathFn::Exp2 | MathFn::Log2) => {
+                // Computed in `f32` (an `f16` value converted there and back), or in `f64`.
+                let work =
+                    if e.ty == Ty::Scalar(Scalar::F64) { e.ty } else { Ty::Scalar(Scalar::F32) };
                 let mut vals: Vec<Value> = args.iter().map(|a| self.expr(a)).collect();
-                if e.ty != f32t {
+                if e.ty != work {
                     for v in &mut vals {
-                        *v = self.push(Op::Cast(*v), f32t, span);
+                        *v = self.push(Op::Cast(*v), work, span);
                     }
                 }
-                let r = math::expand(self, *f, &vals, span);
-                if e.ty == f32t { r } else { self.push(Op::Cast(r), e.ty, span) }
+                let r = math::expand(self, *f, &vals, work, span);
+                if e.ty == work { r } else { self.push(Op::Cast(r), e.ty, span) }
             }
             hir::ExprKind::Call(i, args) => {
                 let vals: Vec<Value> = args.iter().map(|a| self.expr(a)).collect();

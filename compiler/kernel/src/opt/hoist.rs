@@ -1,5 +1,5 @@
 //! Code hoisting (O2): a computation made on several paths is made once in their nearest
-//! common dominator.
+//! common dominator (not on `f64`).
 
 use std::collections::HashMap;
 
@@ -33,8 +33,11 @@ pub(super) fn hoist_once(f: &mut Func) -> bool {
             }
         }
     }
+    // (Not `f64` values: they take a register pair and are not spilled; a constant shared by
+    // the arms of an `if` would be held through all of them.)
     let cheap = |op: &Op, ty: Ty| {
         ty != Ty::Scalar(Scalar::Bool)
+            && ty != Ty::Scalar(Scalar::F64)
             && match op {
                 Op::Binary(op, ..) => !matches!(op, BinOp::Div | BinOp::Rem),
                 Op::Unary(..) | Op::Cast(_) | Op::Special(_) | Op::Int(_) | Op::Float(_) => true,
