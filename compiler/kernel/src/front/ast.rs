@@ -500,7 +500,9 @@ pub fn assign_all(targets: Vec<Expr>, values: Vec<Expr>, span: &Span, declare: b
     for v in values {
         // (With one value for several targets, a name needs no temporary either: it is read
         // before each assignment, and only the targets change.)
-        if v.is_literal() || (one && matches!(v.kind, ExprKind::Name(_))) {
+        let constant =
+            matches!(v.kind, ExprKind::Int(..) | ExprKind::Float(..) | ExprKind::Bool(_));
+        if v.is_literal() || constant || (one && matches!(v.kind, ExprKind::Name(_))) {
             fixed.push(v);
             continue;
         }

@@ -325,12 +325,12 @@ impl<'t> Builder<'t, '_> {
         );
         let before = self.prelude.len();
         let value = self.inline(&call, declared.and_then(scalar).or(want), false)?;
-        if self.prelude.len() != before {
+        if self.prelude.len() != before || !constant_expr(&value) {
             self.prelude.truncate(before);
             return Err(self.error(
                 codes::UNSUPPORTED,
                 def.span.clone(),
-                format!("the constant `{name}` is computed by a call: a constant's value is arithmetic on literals and other constants"),
+                format!("the constant `{name}` is not computed from constants: a constant's value is arithmetic (and math functions) on literals and other constants"),
             ));
         }
         let mut value = match declared {
@@ -396,5 +396,22 @@ fn respan(e: &mut Expr, span: &Span) {
         | ExprKind::Bool(_)
         | ExprKind::Var(_)
         | ExprKind::Special(_) => {}
+    }
+}
+
+/// `e` is computed from constants only (literals, arithmetic, conversions, math functions).
+fn constant_expr(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => true,
+        ExprKind::Binary(_, a, b) => constant_expr(a) && constant_expr(b),
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) => constant_expr(a),
+        ExprKind::Select(c, a, b) => constant_expr(c) && constant_expr(a) && constant_expr(b),
+        ExprKind::Call(
+            crate::hir::Intrinsic::Math(_)
+            | crate::hir::Intrinsic::Min
+            | crate::hir::Intrinsic::Max,
+            args,
+        ) => args.iter().all(constant_expr),
+        ExprKind::Var(_) | ExprKind::Load(..) | ExprKind::Special(_) | ExprKind::Call(..) => false,
     }
 }
