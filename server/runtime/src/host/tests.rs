@@ -330,3 +330,30 @@ fn assembly_and_wbin_load_with_untyped_pointers() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn an_f16_parameter_takes_an_f32_and_u8_buffers_hold_bytes() {
+    let text = "import wave\n\n@wave.kernel(workgroup=32)\ndef k(a: u8[:], out: u16[:], h: f16):\n    i = wave.global_id()\n    out[i] = u32(f32(h) * 1000.0) + a[i]\n";
+    let program = compile(text, "k.py").unwrap();
+    let kernel = &program.kernels()[0];
+    assert!(kernel.params[2].kind == ParamKind::Scalar(Elem::F16), "{:?}", kernel.params);
+    assert!(
+        kernel.params[0].kind == ParamKind::Buffer { elem: Some(Elem::U8), written: false },
+        "{:?}",
+        kernel.params
+    );
+    let device = Device::emulator();
+    let a = device.buffer_from(&(0..32u8).collect::<Vec<_>>()).unwrap();
+    let out = device.buffer::<u16>(32).unwrap();
+    device
+        .launch(
+            &program,
+            "k",
+            &Launch::grid([1, 1, 1]),
+            &mut [Arg::Buffer(&a), Arg::Buffer(&out), Arg::F32(1.3)],
+        )
+        .unwrap();
+    // 1.3 rounds to the f16 1.2998046875.
+    let want: Vec<u16> = (0..32u16).map(|i| 1299 + i).collect();
+    assert_eq!(out.read::<u16>().unwrap(), want);
+}
