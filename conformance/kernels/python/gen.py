@@ -49,7 +49,8 @@ def fmt_list(kind, values, per_line=16):
 
 
 def toml_case(name, spec, file, kernel, grid, workgroup, args, memory, expect, comment=""):
-    """memory and expect: lists of (offset, kind, values, note)."""
+    """memory and expect: lists of (offset, kind, values, note), or (offset, kind, values,
+    note, ulps) for an expectation that allows ulps units in the last place."""
     out = []
     if comment:
         for line in comment.strip().splitlines():
@@ -68,12 +69,14 @@ def toml_case(name, spec, file, kernel, grid, workgroup, args, memory, expect, c
     for key, value in args:
         out.append(f"{key} = {value}")
     for header, blocks in (("[[memory]]", memory), ("[[expect]]", expect)):
-        for offset, kind, values, note in blocks:
+        for offset, kind, values, note, *ulps in blocks:
             out.append("")
             if note:
                 out.append(f"# {note}")
             out.append(header)
             out.append(f"offset = {offset}")
+            if ulps:
+                out.append(f"ulps = {ulps[0]}")
             out.append(fmt_list(kind, values))
     return "\n".join(out) + "\n"
 
@@ -491,8 +494,63 @@ def double_precision(rng):
     )
 
 
+def constructs(rng):
+    n, wg, grid = 192, 64, 3
+    data = rng.integers(0, 256, n).astype(np.uint8)
+    h = np.float16(1.3)
+    out = np.zeros(4 * n, dtype=np.float32)
+    bits = np.zeros(n, dtype=np.uint32)
+    exact = np.zeros(n, dtype=np.float32)
+    for i in range(n):
+        t = i % wg
+        x = np.float32(np.float32(data[min(i + 1, n - 1)]) / np.float32(32.0) - np.float32(4.0))
+        xd = float(x)
+        out[4 * i] = np.float32(np.exp(xd) * 0.5)
+        out[4 * i + 1] = np.float32(np.log(abs(xd) + 0.25))
+        out[4 * i + 2] = np.float32(np.tanh(xd))
+        out[4 * i + 3] = np.float32((abs(xd) + 1.0) ** 1.5 + float(h))
+        g = float(i // 64)
+        # reduce_max(g) + reduce_add(g) / width + prefix_sum(1) - lane = 2 g + 1, at any
+        # width (a workgroup's lanes share g); then (i mod 4)^3.
+        exact[i] = np.float32(2 * g + 1 + (i % 4) ** 3)
+        # the tile, stored row-major by t and read back transposed
+        tile = int(data[i - t + (t % 8) * 8 + t // 8])
+        clz = 32 if i == 0 else 32 - int(i).bit_length()
+        ctz = ((i + 1) & -(i + 1)).bit_length() - 1
+        odd = 1 if t % 3 == 0 else 0
+        bits[i] = (bin(int(data[i])).count("1") + clz * 16 + ctz * 1024 + tile * 65536
+                   + odd * (1 << 30)) & 0xFFFFFFFF
+    return toml_case(
+        name=f"Python constructs of issue 22: module constants, a u8 buffer read as u32, an f16 "
+        f"parameter passed as f32, tuple assignment, a helper that returns early, a 2D local "
+        f"array, exp, log, tanh, pow and **, bit counts, and float wave reductions and prefix "
+        f"sums in full and partial waves, for n = {n}",
+        spec=["6.11", "6.7", "5.1"],
+        file="constructs.py",
+        kernel="constructs",
+        grid=(grid, 1, 1),
+        workgroup=(wg, 1, 1),
+        args=[("data", 0), ("out", 256), ("bits", 4096), ("exact", 5120),
+              ("h", int(np.float32(1.3).view(np.uint32))), ("n", n)],
+        memory=[
+            (0, "u8", data, "data: bytes"),
+            (256, "f32", out, "out: zero"),
+            (4096, "u32", np.zeros(n, dtype=np.uint32), "bits: zero"),
+            (5120, "f32", np.zeros(n, dtype=np.float32), "exact: zero"),
+        ],
+        expect=[
+            (256, "f32", out,
+             "exp(x) / 2, log(|x| + 1/4), tanh(x), (|x| + 1)^1.5 + f16(1.3) (a GPU's exp2 and "
+             "log2 are approximations: 8 units in the last place)", 8),
+            (4096, "u32", bits, "popcount(data[i]) + 16 clz(i) + 1024 ctz(i + 1) + 65536 tile "
+             "+ 2^30 (a partial wave's float sum equals its integer count)"),
+            (5120, "f32", exact, "2 g + 1 from the float reductions of a full wave, + (i mod 4)^3"),
+        ],
+    )
+
+
 CASES = [vector_add, saxpy, reduction, histogram, prefix_sum, sgemm, transpose, divergent_loop,
-         private_arrays, half_precision, double_precision]
+         private_arrays, half_precision, double_precision, constructs]
 
 
 # The kernel set, which every language has (the first eight cases).
