@@ -536,3 +536,38 @@ pub fn assign_all(targets: Vec<Expr>, values: Vec<Expr>, span: &Span, declare: b
     }
     StmtKind::Block(out)
 }
+
+/// Every span in `e` moved by `at` (an expression parsed from another text).
+pub fn respan(e: &mut Expr, at: &dyn Fn(usize) -> usize) {
+    e.span = at(e.span.start)..at(e.span.end);
+    match &mut e.kind {
+        ExprKind::Index(a, b) | ExprKind::Binary(_, _, a, b) => {
+            respan(a, at);
+            respan(b, at);
+        }
+        ExprKind::Unary(_, _, a) => respan(a, at),
+        ExprKind::Cond(c, a, b) => {
+            respan(c, at);
+            respan(a, at);
+            respan(b, at);
+        }
+        ExprKind::Call { callee_span, args, types, .. } => {
+            *callee_span = at(callee_span.start)..at(callee_span.end);
+            for a in args {
+                respan(a, at);
+            }
+            for t in types {
+                t.span = at(t.span.start)..at(t.span.end);
+            }
+        }
+        ExprKind::Cast(t, a) => {
+            t.span = at(t.span.start)..at(t.span.end);
+            respan(a, at);
+        }
+        ExprKind::Int(..)
+        | ExprKind::Float(..)
+        | ExprKind::Bool(_)
+        | ExprKind::Name(_)
+        | ExprKind::Error => {}
+    }
+}

@@ -1004,6 +1004,34 @@ impl<'t> Translator<'t> {
                 e(ExprKind::Float(c_constant(self.src(n)).unwrap_or(0.0), Some(Scalar::F64)))
             }
             "identifier" => e(ExprKind::Name(self.src(n).to_owned())),
+            // `(half)-x`: a cast of `-x` the grammar reads as a subtraction, since it does not
+            // know `half` (or `uint32_t`) names a type.
+            "binary_expression"
+                if n.child_by_field_name("left").is_some_and(|l| {
+                    l.kind() == "parenthesized_expression"
+                        && l.named_child(0).is_some_and(|t| {
+                            t.kind() == "identifier" && scalar(self.src(t)).is_some()
+                        })
+                }) && n
+                    .child_by_field_name("operator")
+                    .is_some_and(|o| matches!(self.src(o), "-" | "+")) =>
+            {
+                let left = n.child_by_field_name("left").ok_or(Reported)?;
+                let right = n.child_by_field_name("right").ok_or(Reported)?;
+                let t = left.named_child(0).ok_or(Reported)?;
+                if right.kind() == "binary_expression" {
+                    return Err(self.error(
+                        codes::UNSUPPORTED,
+                        span,
+                        format!("write `({})(...)` around what is converted: here the grammar cannot tell a cast from a subtraction", self.src(t)),
+                    ));
+                }
+                let sym = n.child_by_field_name("operator").map(|o| self.src(o)).unwrap_or("-");
+                let arg = self.expr(right)?;
+                let op = if sym == "-" { UnaryOp::Neg } else { UnaryOp::Plus };
+                let inner = Expr::new(ExprKind::Unary(op, sym.to_owned(), Box::new(arg)), t.end_byte()..span.end);
+                e(ExprKind::Cast(self.ty(t), Box::new(inner)))
+            }
             "binary_expression" => {
                 let l = self.expr(n.child_by_field_name("left").ok_or(Reported)?)?;
                 let r = self.expr(n.child_by_field_name("right").ok_or(Reported)?)?;
@@ -1039,6 +1067,7 @@ impl<'t> Translator<'t> {
                 let index = self.expr(indices.named_child(0).ok_or(Reported)?)?;
                 e(ExprKind::Index(Box::new(base), Box::new(index)))
             }
+            "cast_expression" if self.misread_cast(n) => self.reparse(n),
             "cast_expression" => {
                 let t = n.child_by_field_name("type").ok_or(Reported)?;
                 let t = self.ty(t.child_by_field_name("type").unwrap_or(t));
@@ -1064,6 +1093,68 @@ impl<'t> Translator<'t> {
         }
     }
 
+    /// A `cast_expression` that is an expression the grammar misread: `(g * (x)) + y`, where
+    /// not knowing that `g` is a variable, it read `(g *(x))` as a cast to a pointer type of
+    /// `+y`. A kernel's casts name its types (scalars, template parameters); any other name
+    /// in the parentheses is a value.
+    fn misread_cast(&self, n: Node<'_>) -> bool {
+        let Some(t) = n.child_by_field_name("type") else { return false };
+        let base = t.child_by_field_name("type").unwrap_or(t);
+        base.kind() == "type_identifier"
+            && scalar(self.src(base)).is_none()
+            && !self.generics.iter().any(|g| g == self.src(base))
+            && self.src(n).starts_with('(')
+    }
+
+    /// The misread cast `n` parsed again as an expression: its text with `(` made `(+`, which
+    /// cannot open a cast, alone in a function; the spans are those of the text here.
+    fn reparse(&mut self, n: Node<'_>) -> R<Expr> {
+        let (start, text) = (n.start_byte(), self.src(n));
+        const PREFIX: &str = "void wave_reparse() { wave_x = ";
+        let snippet = format!("{PREFIX}(+{}; }}", &text[1..]);
+        let mut parser = tree_sitter::Parser::new();
+        parser.set_language(&tree_sitter_cpp::LANGUAGE.into()).map_err(|_| Reported)?;
+        let tree = parser.parse(&snippet, None).ok_or(Reported)?;
+        let mut node = tree.root_node();
+        let found = loop {
+            if node.kind() == "assignment_expression" {
+                break node.child_by_field_name("right");
+            }
+            let Some(next) = node.named_child(0) else { break None };
+            node = match next.kind() {
+                "function_definition" => next.child_by_field_name("body").unwrap_or(next),
+                _ => next,
+            };
+        };
+        let Some(right) = found.filter(|r| !r.has_error()) else {
+            // Not an expression either: a cast to a type kernels do not have (`(size_t)x`).
+            let t = n.child_by_field_name("type").ok_or(Reported)?;
+            let t = self.ty(t.child_by_field_name("type").unwrap_or(t));
+            let v = self.expr(n.child_by_field_name("value").ok_or(Reported)?)?;
+            return Ok(Expr::new(ExprKind::Cast(t, Box::new(v)), n.byte_range()));
+        };
+        // Snippet offsets to offsets here: the prefix and the inserted `+` removed.
+        let at = |o: usize| -> usize {
+            let o = o.saturating_sub(PREFIX.len());
+            start + if o <= 1 { o.min(1) } else { o - 1 }
+        };
+        let mut sub = Translator {
+            text: &snippet,
+            diagnostics: Vec::new(),
+            generics: self.generics.clone(),
+            temps: self.temps,
+        };
+        let result = sub.expr(right);
+        self.temps = sub.temps;
+        for mut d in sub.diagnostics {
+            d.span = at(d.span.start)..at(d.span.end);
+            self.diagnostics.push(d);
+        }
+        let mut e = result?;
+        super::ast::respan(&mut e, &at);
+        Ok(e)
+    }
+
     fn call(&mut self, n: Node<'_>) -> R<Expr> {
         let span = n.byte_range();
         let f = n.child_by_field_name("function").ok_or(Reported)?;
@@ -1086,6 +1177,15 @@ impl<'t> Translator<'t> {
         let (name, types) = match f.kind() {
             // `float(x)`: a functional cast.
             "primitive_type" | "sized_type_specifier" => return cast(self.ty(f), args, self),
+            // `(half)(x)`: a C-style cast the grammar reads as a call, since it does not know
+            // `half` (or `uint32_t`) names a type.
+            "parenthesized_expression"
+                if f.named_child(0)
+                    .is_some_and(|t| t.kind() == "identifier" && scalar(self.src(t)).is_some()) =>
+            {
+                let t = f.named_child(0).ok_or(Reported)?;
+                return cast(self.ty(t), args, self);
+            }
             "identifier" => {
                 let name = math(&callee).map_or(callee.clone(), str::to_owned);
                 (name, Vec::new())

@@ -150,18 +150,9 @@ impl<'t> Builder<'t, '_> {
             let r = match result {
                 Some(r) => r,
                 None => {
-                    // The type the caller wants, where the call's context says.
-                    let ty = match want {
-                        Some(w) if self.convert(e.clone(), Ty::Scalar(w)).is_ok() => Ty::Scalar(w),
-                        Some(w) => {
-                            return Err(self.error(
-                                codes::TYPE_MISMATCH,
-                                v.span.clone(),
-                                format!("`{name}` gives a `{}` where it is called, and this returns `{}`", w.name(), e.ty),
-                            ));
-                        }
-                        None => e.ty,
-                    };
+                    // (The first value's type: a literal takes the one the call's context
+                    // wants.)
+                    let ty = e.ty;
                     let r = self.new_var(
                         self.unique(format!("{name}.result")),
                         ty,
