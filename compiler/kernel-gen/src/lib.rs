@@ -904,6 +904,11 @@ impl Printer {
                 Lang::Python => format!("(not {})", self.expr(a)),
                 _ => format!("(!{})", self.expr(a)),
             },
+            // (tree-sitter-typescript reads `(x) < (-5.0)` as the start of an instantiation
+            // expression: a negated number goes unparenthesised there.)
+            Expr::Neg(_, a) if l == Lang::TypeScript && matches!(**a, Expr::Float(T::D, _)) => {
+                format!("-{}", self.expr(a))
+            }
             Expr::Neg(_, a) => format!("(-{})", self.expr(a)),
             Expr::Cast(to, a) => self.cast(*to, self.expr(a)),
             Expr::Cond(_, c, a, b) => match l {

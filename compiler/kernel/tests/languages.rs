@@ -372,11 +372,12 @@ fn comments_in_parameter_and_argument_lists_are_ignored() {
 #[test]
 fn cpp_expressions_the_grammar_reads_as_casts_compute_as_written() {
     // Without knowing which names are types, tree-sitter-cpp reads `(g * (x)) + y` as a cast
-    // of `+y` to the pointer type `g *(x)`, `(half)-x` as a subtraction and `(half)(x)` as a
-    // call: found by the differential fuzzer in the C++ version of its kernels.
-    let cpp = "[[wave::kernel, wave::workgroup(32, 1, 1)]]\nvoid features(const uint32_t* inp, uint32_t* out) {\n    uint32_t i = wave::global_id(0);\n    uint32_t x = inp[i] % 1000;\n    uint32_t g = x + 3;\n    uint32_t r = (g * (x)) + (x % 7);\n    half h = (half)-((float)(x % 5));\n    float f = (float)((half)(h));\n    out[i] = r + (uint32_t)(-f);\n}\n";
+    // of `+y` to the pointer type `g *(x)`, `(std::max(a, b)) * (c)` as a cast of `*(c)`,
+    // `(half)-x` as a subtraction and `(half)(x)` as a call: found by the differential fuzzer
+    // in the C++ version of its kernels.
+    let cpp = "[[wave::kernel, wave::workgroup(32, 1, 1)]]\nvoid features(const uint32_t* inp, uint32_t* out) {\n    uint32_t i = wave::global_id(0);\n    uint32_t x = inp[i] % 1000;\n    uint32_t g = x + 3;\n    uint32_t r = (g * (x)) + (x % 7) + (std::max(x, g)) * (2u);\n    half h = (half)-((float)(x % 5));\n    float f = (float)((half)(h));\n    out[i] = r + (uint32_t)(-f);\n}\n";
     check(cpp, Language::Cpp, |x| {
         let x = x % 1000;
-        (x + 3) * x + x % 7 + x % 5
+        (x + 3) * x + x % 7 + (x + 3) * 2 + x % 5
     });
 }

@@ -1095,15 +1095,17 @@ impl<'t> Translator<'t> {
 
     /// A `cast_expression` that is an expression the grammar misread: `(g * (x)) + y`, where
     /// not knowing that `g` is a variable, it read `(g *(x))` as a cast to a pointer type of
-    /// `+y`. A kernel's casts name its types (scalars, template parameters); any other name
-    /// in the parentheses is a value.
+    /// `+y`, or `(std::max(a, b)) * (c)`, read as a cast of `*(c)` to a function type. A
+    /// kernel's casts name its types (scalars, template parameters); anything else in the
+    /// parentheses is a value.
     fn misread_cast(&self, n: Node<'_>) -> bool {
         let Some(t) = n.child_by_field_name("type") else { return false };
         let base = t.child_by_field_name("type").unwrap_or(t);
-        base.kind() == "type_identifier"
-            && scalar(self.src(base)).is_none()
-            && !self.generics.iter().any(|g| g == self.src(base))
-            && self.src(n).starts_with('(')
+        // (`(std::max(a, b)) * (c)` too: a call read as a function type.)
+        let known = matches!(base.kind(), "primitive_type" | "sized_type_specifier")
+            || scalar(self.src(base)).is_some()
+            || self.generics.iter().any(|g| g == self.src(base));
+        !known && self.src(n).starts_with('(')
     }
 
     /// The misread cast `n` parsed again as an expression: its text with `(` made `(+`, which
