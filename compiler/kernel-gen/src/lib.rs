@@ -241,6 +241,8 @@ struct Scope {
     counters: Vec<String>,
     /// Inside the helper (no buffers, no wave operations, no calls).
     helper: bool,
+    /// Helper calls allowed (not in a `while` condition, which a helper call would run once).
+    calls: bool,
 }
 
 struct Gen {
@@ -504,7 +506,7 @@ impl Gen {
                     let b = Expr::Bits(op, bx(e));
                     if t == T::U { b } else { Expr::Cast(t, bx(b)) }
                 }
-                16 if !s.helper && t == T::I => {
+                16 if !s.helper && s.calls && t == T::I => {
                     let (i, x) = (self.expr(T::I, d.min(1), s), self.expr(T::F, d.min(1), s));
                     Expr::Call(bx(i), bx(x))
                 }
@@ -683,7 +685,7 @@ impl Gen {
                 self.loops += 1;
                 let w = format!("w{}", self.next);
                 self.next += 1;
-                let c = self.expr(T::B, 1, s);
+                let c = self.expr(T::B, 1, &Scope { calls: false, ..s.clone() });
                 let bound = 1 + self.rng.below(6);
                 let body = self.block(depth - 1, true, s);
                 Stmt::While(w, bound, c, body)
@@ -728,6 +730,7 @@ impl Program {
             vars: VARS[..n].iter().map(|(n, t)| ((*n).to_owned(), *t)).collect(),
             counters: Vec::new(),
             helper: false,
+            calls: true,
         };
         let body = g.block(options.depth, false, &scope);
         // The helper: its parameters, a variable, early returns, a loop.
@@ -736,6 +739,7 @@ impl Program {
             vars: vec![("r".into(), T::I), ("z".into(), T::F)],
             counters: Vec::new(),
             helper: true,
+            calls: false,
         };
         let mut helper = g.block(2, false, &hscope);
         let last = g.expr(T::I, 2, &hscope);
@@ -909,6 +913,8 @@ impl Printer {
             Expr::Neg(_, a) if l == Lang::TypeScript && matches!(**a, Expr::Float(T::D, _)) => {
                 format!("-{}", self.expr(a))
             }
+            // (`- -8.5`, not `--8.5`, a decrement.)
+            Expr::Neg(_, a) if l == Lang::TypeScript => format!("(- {})", self.expr(a)),
             Expr::Neg(_, a) => format!("(-{})", self.expr(a)),
             Expr::Cast(to, a) => self.cast(*to, self.expr(a)),
             Expr::Cond(_, c, a, b) => match l {

@@ -90,11 +90,21 @@ fn difference(what: &str, got: &[u8], reference: &[u8], width: u32) -> String {
     )
 }
 
-fn check(seed: u64) -> Result<(), String> {
+/// Whether a kernel is too big to compile at O0 (E0411: so many values spilled that 32
+/// threads' frames outgrow Local Memory): a property of the generated kernel, not a bug.
+fn too_big(e: &str) -> bool {
+    e.starts_with("does not compile at O0") && e.contains("E0411") && !e.contains("E0410")
+}
+
+/// `Ok(false)` where every level and language agree, `Ok(true)` for a kernel too big for O0.
+fn check(seed: u64) -> Result<bool, String> {
     let program = Program::for_seed(seed);
     let text = program.source(Lang::Python);
     let width = [8, 16, 32][(seed % 3) as usize];
-    let reference = run(&text, Level::O0, width, seed)?;
+    let reference = match run(&text, Level::O0, width, seed) {
+        Err(e) if too_big(&e) => return Ok(true),
+        r => r?,
+    };
     for level in [Level::O1, Level::O2, Level::O3] {
         let got = run(&text, level, width, seed)?;
         if got != reference {
@@ -114,18 +124,36 @@ fn check(seed: u64) -> Result<(), String> {
             return Err(format!("{}\n{other}", difference(&what, &got, &reference, width)));
         }
     }
-    Ok(())
+    Ok(false)
 }
 
 #[test]
 #[allow(clippy::print_stderr, reason = "a long run says how far it got (`--nocapture`)")]
 fn every_level_computes_the_same_results() {
-    if let Ok(seed) = std::env::var("WAVE_SEED") {
-        let seed: u64 = seed.parse().expect("WAVE_SEED is a number");
-        if let Err(e) = check(seed) {
-            panic!("seed {seed}: {e}\n{}", kernel(seed));
+    // `WAVE_DIFF_FILE=k.py` (with `WAVE_SEED` for the inputs and the width): one Python file
+    // of the generator's shape, at every level (to minimise a failing kernel by hand).
+    if let Ok(file) = std::env::var("WAVE_DIFF_FILE") {
+        let seed: u64 = std::env::var("WAVE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+        let text = std::fs::read_to_string(&file).expect("WAVE_DIFF_FILE is readable");
+        let width = [8, 16, 32][(seed % 3) as usize];
+        let reference = run(&text, Level::O0, width, seed).unwrap_or_else(|e| panic!("{e}"));
+        for level in [Level::O1, Level::O2, Level::O3] {
+            let got = run(&text, level, width, seed).unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                got == reference,
+                "{}",
+                difference(&format!("{level:?}"), &got, &reference, width)
+            );
         }
         return;
+    }
+    if let Ok(seed) = std::env::var("WAVE_SEED") {
+        let seed: u64 = seed.parse().expect("WAVE_SEED is a number");
+        match check(seed) {
+            Err(e) => panic!("seed {seed}: {e}\n{}", kernel(seed)),
+            Ok(true) => panic!("seed {seed}: too big to compile at O0 (E0411)"),
+            Ok(false) => return,
+        }
     }
     let env = |name: &str| std::env::var(name).ok().and_then(|n| n.parse::<u64>().ok());
     // A long run: `WAVE_DIFF_SECONDS` bounds it by time (the count then defaults to no
@@ -136,23 +164,29 @@ fn every_level_computes_the_same_results() {
     let started = std::time::Instant::now();
     let mut failures = Vec::new();
     let mut checked = 0u64;
+    let mut skipped = 0u64;
     for seed in from..from.saturating_add(count) {
         if seconds.is_some_and(|s| started.elapsed().as_secs() >= s) {
             break;
         }
         checked += 1;
-        if let Err(e) = check(seed) {
-            failures.push(format!("seed {seed}: {e}"));
-            if failures.len() >= 5 {
-                break;
+        match check(seed) {
+            Err(e) => {
+                failures.push(format!("seed {seed}: {e}"));
+                if failures.len() >= 5 {
+                    break;
+                }
             }
+            Ok(true) => skipped += 1,
+            Ok(false) => {}
         }
     }
     eprintln!(
-        "checked {checked} kernels (seeds {from} to {}) in {:.0} s",
+        "checked {checked} kernels (seeds {from} to {}) in {:.0} s; {skipped} too big for O0 (E0411) skipped",
         from + checked.saturating_sub(1),
         started.elapsed().as_secs_f64()
     );
+    assert!(skipped * 20 <= checked.max(20), "{skipped} of {checked} kernels too big for O0");
     if let Some(first) = failures.first() {
         let seed: u64 =
             first["seed ".len()..].split(':').next().and_then(|s| s.parse().ok()).unwrap_or(0);
@@ -304,4 +338,16 @@ fn a_loop_body_that_ends_in_a_break_has_no_dead_latch() {
     // path had written (the LIR verifier's E0410, at every level).
     let text = "import wave\n\n@wave.kernel(workgroup=32)\ndef k(inp: i32[:], out: i32[:], fout: f32[:]):\n    t = wave.global_id()\n    a = inp[t]\n    for k0 in range(t & 7):\n        if inp[k0] != 5:\n            if a >= i32(k0):\n                continue\n            if t != 38:\n                a = a << 1\n                continue\n        if t == 3:\n            return\n        break\n    out[t * 8] = a\n";
     agree_at_every_level(text, 3);
+}
+
+#[test]
+fn a_wave_reduction_after_a_continue_runs_once_with_its_lanes() {
+    // Found by the four-language generator's first long run (seed 300000836 and five more):
+    // at O2 loop rotation put the test into the latch that the `continue` reaches, and the
+    // structurer could then only make the merge after the `if` by emitting the inner loop
+    // (its reductions) on both sides, each copy running with some of the lanes; O0 runs it
+    // once with all of them. Loops holding a wave operation or a barrier are no longer
+    // rotated or fully unrolled when a `continue` reaches their latch.
+    let text = "import wave\n\n@wave.kernel(workgroup=32)\ndef k(inp: i32[:], out: i32[:], fout: f32[:]):\n    t = wave.global_id()\n    a = inp[t]\n    b = inp[(t + 1) & 63]\n    u = u32(inp[t ^ 9])\n    v = t * 3\n    for k0 in range(u32(2)):\n        if not (a >= b):\n            if i32(k0) == (a << (inp[(t & 31) + k0] & 7)):\n                continue\n        for k1 in range(u32(2)):\n            v = (v // ((wave.reduce_add(u) & 15) + 1)) + wave.reduce_add(k1 << 2)\n    out[t * 8 + 2] = i32(u ^ v)\n";
+    agree_at_every_level(text, 300_000_836);
 }

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use super::fold::{Lat, fold, scalar_of, wrap};
 use super::substitute;
-use crate::hir::BinOp;
+use crate::hir::{BinOp, Intrinsic};
 use crate::mir::{BlockId, Func, Op, Term, Value, natural_loops, simple_loop};
 
 /// The most copies of a loop body full unrolling makes.
@@ -63,6 +63,17 @@ fn unroll_within(f: &mut Func, max_trips: u64, max_instructions: usize) -> bool 
     changed
 }
 
+/// Whether a block of `body` holds a wave operation or a barrier (an instruction that must
+/// run once with the lanes the source runs it with).
+pub(super) fn cross_lane(f: &Func, body: &[BlockId]) -> bool {
+    body.iter().any(|b| {
+        f.blocks[b.0 as usize]
+            .insts
+            .iter()
+            .any(|i| matches!(i.op, Op::Call(Intrinsic::Wave(_) | Intrinsic::Barrier, _)))
+    })
+}
+
 pub(super) fn unroll_loop(
     f: &mut Func,
     header: BlockId,
@@ -72,6 +83,14 @@ pub(super) fn unroll_loop(
 ) -> bool {
     let preds = f.predecessors();
     let Some((pre, latch)) = simple_loop(f, &preds, header, body) else { return false };
+    // A `continue` (a second way into the latch) becomes, once unrolled, a jump over the rest
+    // of its copy into the next: a merge that structured control flow can only make by
+    // emitting the skipped code on both sides. Each lane still runs it once, but a wave
+    // operation or barrier there would then run twice, each time with only some of the lanes
+    // (the differential fuzzer's kernels found it: a reduction after a `continue`).
+    if preds[latch.0 as usize].len() > 1 && cross_lane(f, body) {
+        return false;
+    }
     // The header's test is the only way out.
     let Term::Branch(cond, t, e) = f.blocks[header.0 as usize].term.clone() else { return false };
     let (inside, exit, exit_when) = match (body.contains(&t), body.contains(&e)) {
