@@ -69,7 +69,7 @@ pub struct Rng(pub u64);
 
 impl Rng {
     /// The next 64 bits.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -78,7 +78,7 @@ impl Rng {
 
     /// A number below `n`.
     pub fn below(&mut self, n: u32) -> u32 {
-        (self.next() >> 33) as u32 % n.max(1)
+        (self.next_u64() >> 33) as u32 % n.max(1)
     }
 
     /// True `percent` times in a hundred.
