@@ -363,7 +363,7 @@ void k(const uint32_t* inp, uint32_t* out) {
     uint32_t i = wave::global_id(0);
     uint32_t x = inp[i];
     uint32_t y = x >> (i % 32);
-    uint32_t m = std::min(std::min(x % 7, x % 11), std::min(x % 5, 4u));
+    uint32_t m = std::min({x % 7, x % 11, x % 5, 4u});
     out[i] = (uint32_t)__builtin_popcount(x) + (uint32_t)std::countl_zero(y) * 64
         + (uint32_t)__builtin_ctz(y) * 4096 + (x % 16) * (x % 16) * (x % 16) * 65536 + m * 1000000;
 }
@@ -1135,4 +1135,58 @@ def k(inp: f32[:], out: f32[:], n: u32):
         let got = run_f32(attention, level, queries as u32, &qk, queries * 32);
         close(&got, &scores, &format!("attention at {level:?}"));
     }
+}
+
+#[test]
+fn exp2_and_log2_of_doubles_in_every_language() {
+    // (The error sweep is `f64_exponentials_and_logarithms_stay_within_their_error` in
+    // tests/double.rs; here each language's spelling on `f64`.)
+    let python = r#"
+import wave
+
+@wave.kernel(workgroup=32)
+def k(inp: u32[:], out: u32[:]):
+    i = wave.global_id()
+    x = f64(inp[i] % 1000) / f64(8.0)
+    out[i] = u32(wave.exp2(x / f64(16.0)) * f64(1000.0)) + u32(wave.log2(x + f64(1.0)) * f64(1000.0)) * 65536
+"#;
+    let rust = r#"
+#[wave::kernel(workgroup = (32, 1, 1))]
+fn k(inp: &[u32], out: &mut [u32]) {
+    let i = wave::global_id(0);
+    let x = (inp[i as usize] % 1000) as f64 / 8.0f64;
+    out[i as usize] = ((x / 16.0f64).exp2() * 1000.0f64) as u32 + (((x + 1.0f64).log2() * 1000.0f64) as u32) * 65536;
+}
+"#;
+    let cpp = r#"
+[[wave::kernel, wave::workgroup(32, 1, 1)]]
+void k(const uint32_t* inp, uint32_t* out) {
+    uint32_t i = wave::global_id(0);
+    double x = (double)(inp[i] % 1000) / 8.0;
+    out[i] = (uint32_t)(exp2(x / 16.0) * 1000.0) + (uint32_t)(std::log2(x + 1.0) * 1000.0) * 65536;
+}
+"#;
+    let ts = r#"
+import * as wave from "wave";
+import type { u32 } from "wave";
+
+export const k = wave.kernel({ workgroup: [32] }, function k(inp: Uint32Array, out: Uint32Array) {
+  const i: u32 = wave.globalId();
+  const x: number = Number(inp[i] % 1000) / 8;
+  out[i] = wave.u32((2 ** (x / 16)) * 1000) + wave.u32(Math.log2(x + 1) * 1000) * 65536;
+});
+"#;
+    let want = per_thread(|_, w| {
+        let x = f64::from(w % 1000) / 8.0;
+        ((x / 16.0).exp2() * 1000.0) as u32 + (((x + 1.0).log2() * 1000.0) as u32) * 65536
+    });
+    check(
+        &[
+            (Language::Python, python),
+            (Language::Rust, rust),
+            (Language::Cpp, cpp),
+            (Language::TypeScript, ts),
+        ],
+        &want,
+    );
 }

@@ -1161,15 +1161,32 @@ impl<'t> Translator<'t> {
         let span = n.byte_range();
         let f = n.child_by_field_name("function").ok_or(Reported)?;
         let mut args = Vec::new();
+        let callee = self.src(f).to_owned();
         if let Some(list) = n.child_by_field_name("arguments") {
             let mut c = list.walk();
-            for a in list.named_children(&mut c).filter(|n| !n.is_extra()) {
-                if a.kind() != "comment" {
-                    args.push(self.expr(a)?);
+            let nodes: Vec<Node<'_>> = list
+                .named_children(&mut c)
+                .filter(|n| !n.is_extra() && n.kind() != "comment")
+                .collect();
+            match nodes.as_slice() {
+                // `std::min({a, b, c})`: the values of the list.
+                [l] if l.kind() == "initializer_list"
+                    && matches!(math(&callee), Some("min" | "max")) =>
+                {
+                    let mut lc = l.walk();
+                    for a in
+                        l.named_children(&mut lc).filter(|n| !n.is_extra() && n.kind() != "comment")
+                    {
+                        args.push(self.expr(a)?);
+                    }
+                }
+                _ => {
+                    for a in nodes {
+                        args.push(self.expr(a)?);
+                    }
                 }
             }
         }
-        let callee = self.src(f).to_owned();
         let cast = |t: TypeRef, args: Vec<Expr>, me: &mut Self| -> R<Expr> {
             let [a] = <[Expr; 1]>::try_from(args).map_err(|_| {
                 me.error(codes::BAD_CALL, span.clone(), "a conversion takes 1 value")
