@@ -264,7 +264,7 @@ impl Builder {
     }
 
     /// A wave reduction or prefix sum of a float `arg`, which no instruction computes
-    /// (`docs/kernels.md`, "Wave operations"). Where every lane of the wave is active (the
+    /// (`docs/kernels.md`, "Wave reductions"). Where every lane of the wave is active (the
     /// integer `reduce_add(1)` is the width), a butterfly of `shuffle_xor` (a Hillis–Steele
     /// scan of `shuffle_up` for the prefix sum), every step past the width skipped; otherwise
     /// the lanes one by one in lane order, each taken where `any(lane_id == l)` says it is
