@@ -9,6 +9,9 @@
 //! fall-through) becomes a chain of conditions. The other functions of the file, and function
 //! templates instantiated on use, are helpers, inlined where called.
 
+mod items;
+mod reparse;
+
 use tree_sitter::Node;
 use wave_diag::{Diagnostic, Span};
 
@@ -17,6 +20,7 @@ use super::ast::{
 };
 use super::{R, Reported, codes};
 use crate::hir::{Kernel, Scalar};
+use items::c_constant;
 
 /// Parses `text` and builds the HIR of each kernel, with every diagnostic.
 pub fn lower(text: &str) -> (Vec<Kernel>, Vec<Diagnostic>) {
@@ -176,58 +180,6 @@ impl<'t> Translator<'t> {
     fn error(&mut self, code: &'static str, span: Span, message: impl Into<String>) -> Reported {
         self.diagnostics.push(Diagnostic::error(code, span, message));
         Reported
-    }
-
-    /// `constexpr uint32_t TILE = 16;` (or `const`, `static const`, several declarators): the
-    /// constants kernels may use; what is wrong with a value is reported where a kernel uses
-    /// it.
-    fn constants(&mut self, item: Node<'_>) -> Vec<Func> {
-        let Some(ty_node) = item.child_by_field_name("type") else { return Vec::new() };
-        let ty = (ty_node.kind() != "placeholder_type_specifier").then(|| self.ty(ty_node));
-        let mut out = Vec::new();
-        let mut c = item.walk();
-        for d in item.children_by_field_name("declarator", &mut c) {
-            let (Some(name), Some(value)) =
-                (d.child_by_field_name("declarator"), d.child_by_field_name("value"))
-            else {
-                continue;
-            };
-            if d.kind() != "init_declarator" || name.kind() != "identifier" {
-                continue;
-            }
-            let outer = std::mem::take(&mut self.diagnostics);
-            let v = self
-                .expr(value)
-                .unwrap_or_else(|Reported| Expr::new(ExprKind::Error, value.byte_range()));
-            let diagnostics = std::mem::replace(&mut self.diagnostics, outer);
-            let mut f = Func::constant(
-                self.src(name).to_owned(),
-                name.byte_range(),
-                ty.clone(),
-                v,
-                item.byte_range(),
-            );
-            f.diagnostics = diagnostics;
-            out.push(f);
-        }
-        out
-    }
-
-    /// `#define TILE 16`: a number kernels may use by name (other macros are not read).
-    fn define(&mut self, item: Node<'_>) -> Option<Func> {
-        let name = item.child_by_field_name("name")?;
-        let value = item.child_by_field_name("value")?;
-        let text = self.src(value).trim();
-        let text = text.strip_prefix('(').and_then(|t| t.strip_suffix(')')).unwrap_or(text).trim();
-        let kind = number(text)?;
-        let v = Expr::new(kind, value.byte_range());
-        Some(Func::constant(
-            self.src(name).to_owned(),
-            name.byte_range(),
-            None,
-            v,
-            item.byte_range(),
-        ))
     }
 
     fn unsupported(&mut self, n: Node<'_>, what: &str) -> Reported {
@@ -1093,70 +1045,6 @@ impl<'t> Translator<'t> {
         }
     }
 
-    /// A `cast_expression` that is an expression the grammar misread: `(g * (x)) + y`, where
-    /// not knowing that `g` is a variable, it read `(g *(x))` as a cast to a pointer type of
-    /// `+y`, or `(std::max(a, b)) * (c)`, read as a cast of `*(c)` to a function type. A
-    /// kernel's casts name its types (scalars, template parameters); anything else in the
-    /// parentheses is a value.
-    fn misread_cast(&self, n: Node<'_>) -> bool {
-        let Some(t) = n.child_by_field_name("type") else { return false };
-        let base = t.child_by_field_name("type").unwrap_or(t);
-        // (`(std::max(a, b)) * (c)` too: a call read as a function type.)
-        let known = matches!(base.kind(), "primitive_type" | "sized_type_specifier")
-            || scalar(self.src(base)).is_some()
-            || self.generics.iter().any(|g| g == self.src(base));
-        !known && self.src(n).starts_with('(')
-    }
-
-    /// The misread cast `n` parsed again as an expression: its text with `(` made `(+`, which
-    /// cannot open a cast, alone in a function; the spans are those of the text here.
-    fn reparse(&mut self, n: Node<'_>) -> R<Expr> {
-        let (start, text) = (n.start_byte(), self.src(n));
-        const PREFIX: &str = "void wave_reparse() { wave_x = ";
-        let snippet = format!("{PREFIX}(+{}; }}", &text[1..]);
-        let mut parser = tree_sitter::Parser::new();
-        parser.set_language(&tree_sitter_cpp::LANGUAGE.into()).map_err(|_| Reported)?;
-        let tree = parser.parse(&snippet, None).ok_or(Reported)?;
-        let mut node = tree.root_node();
-        let found = loop {
-            if node.kind() == "assignment_expression" {
-                break node.child_by_field_name("right");
-            }
-            let Some(next) = node.named_child(0) else { break None };
-            node = match next.kind() {
-                "function_definition" => next.child_by_field_name("body").unwrap_or(next),
-                _ => next,
-            };
-        };
-        let Some(right) = found.filter(|r| !r.has_error()) else {
-            // Not an expression either: a cast to a type kernels do not have (`(size_t)x`).
-            let t = n.child_by_field_name("type").ok_or(Reported)?;
-            let t = self.ty(t.child_by_field_name("type").unwrap_or(t));
-            let v = self.expr(n.child_by_field_name("value").ok_or(Reported)?)?;
-            return Ok(Expr::new(ExprKind::Cast(t, Box::new(v)), n.byte_range()));
-        };
-        // Snippet offsets to offsets here: the prefix and the inserted `+` removed.
-        let at = |o: usize| -> usize {
-            let o = o.saturating_sub(PREFIX.len());
-            start + if o <= 1 { o.min(1) } else { o - 1 }
-        };
-        let mut sub = Translator {
-            text: &snippet,
-            diagnostics: Vec::new(),
-            generics: self.generics.clone(),
-            temps: self.temps,
-        };
-        let result = sub.expr(right);
-        self.temps = sub.temps;
-        for mut d in sub.diagnostics {
-            d.span = at(d.span.start)..at(d.span.end);
-            self.diagnostics.push(d);
-        }
-        let mut e = result?;
-        super::ast::respan(&mut e, &at);
-        Ok(e)
-    }
-
     fn call(&mut self, n: Node<'_>) -> R<Expr> {
         let span = n.byte_range();
         let f = n.child_by_field_name("function").ok_or(Reported)?;
@@ -1289,18 +1177,5 @@ fn breaks(body: &[Stmt]) -> bool {
         StmtKind::If(_, a, b) => breaks(a) || breaks(b),
         StmtKind::Block(b) | StmtKind::Seq(b) => breaks(b),
         _ => false,
-    })
-}
-
-/// `M_PI` and its kin from `<cmath>`, and `std::numbers::pi`.
-fn c_constant(name: &str) -> Option<f64> {
-    Some(match name {
-        "M_PI" | "std::numbers::pi" => std::f64::consts::PI,
-        "M_E" | "std::numbers::e" => std::f64::consts::E,
-        "M_LN2" | "std::numbers::ln2" => std::f64::consts::LN_2,
-        "M_LN10" | "std::numbers::ln10" => std::f64::consts::LN_10,
-        "M_LOG2E" | "std::numbers::log2e" => std::f64::consts::LOG2_E,
-        "M_SQRT2" | "std::numbers::sqrt2" => std::f64::consts::SQRT_2,
-        _ => return None,
     })
 }
