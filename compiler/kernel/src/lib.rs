@@ -106,21 +106,40 @@ pub fn functions(text: &str, language: Language) -> Vec<Function> {
 /// [`functions`], with the diagnostics of reading them (syntax errors, unsupported
 /// constructs, nesting too deep), spans in `text`.
 pub fn read(text: &str, language: Language) -> (Vec<Function>, Vec<Diagnostic>) {
+    let (functions, _, diagnostics) = read_with_constants(text, language);
+    (functions, diagnostics)
+}
+
+/// [`read`], with the names of the module-level constants `text` defines (`TILE = 16`,
+/// `const TILE: u32 = 16;`, ...), which kernels elsewhere may use: an editor compiling one
+/// kernel at a time takes the text that defines them along, as it does a helper's.
+pub fn read_with_constants(
+    text: &str,
+    language: Language,
+) -> (Vec<Function>, Vec<String>, Vec<Diagnostic>) {
     let (funcs, mut diagnostics) = match language {
         Language::Python => front::python::parse(text),
         Language::Rust => front::rust::parse(text),
         Language::Cpp => front::cpp::parse(text),
         Language::TypeScript => front::typescript::parse(text),
     };
-    let functions = funcs
-        .into_iter()
-        .filter(|f| f.constant.is_none())
-        .map(|f| {
-            diagnostics.extend(f.diagnostics);
-            Function { name: f.name, span: f.span, name_span: f.name_span, kernel: f.kernel }
-        })
-        .collect();
-    (functions, diagnostics)
+    let mut constants = Vec::new();
+    let mut functions = Vec::new();
+    for f in funcs {
+        if f.constant.is_some() {
+            // (What is wrong with a constant's value is reported where a kernel uses it.)
+            constants.push(f.name);
+            continue;
+        }
+        diagnostics.extend(f.diagnostics);
+        functions.push(Function {
+            name: f.name,
+            span: f.span,
+            name_span: f.name_span,
+            kernel: f.kernel,
+        });
+    }
+    (functions, constants, diagnostics)
 }
 
 /// The HIR of every kernel of `text`, with every diagnostic (errors mean the HIR is partial).

@@ -4,7 +4,8 @@
 //! reuses the previous version's tree, so it costs a fraction of a parse). Each chunk's text
 //! is interned without its position ([`Chunk`]) and read once ([`read_chunk`]: its functions
 //! and whether each is a kernel). Each chunk holding a kernel is compiled as a [`Unit`]: its
-//! text followed by the chunks holding helpers (which kernels call by name), so an edit inside
+//! text followed by the chunks holding helpers (which kernels call by name) and the
+//! module-level constants it names (`TILE = 16`), so an edit inside
 //! one kernel compiles that kernel again and nothing else, an edit in a helper compiles the
 //! kernels that may call it again (whose text names it), and an edit elsewhere (host code,
 //! comments, imports) only reads its chunk. [`source_build`] puts the units' answers back at their
@@ -78,6 +79,8 @@ pub fn source_chunks<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<PlacedChunk<
 pub struct ChunkRead {
     /// Its functions, spans relative to the chunk.
     pub functions: Vec<Function>,
+    /// The module-level constants it defines (a kernel naming one takes this chunk along).
+    pub constants: Vec<String>,
     /// Code nested deeper than the compiler follows (E0412), reported wherever it is.
     pub nesting: Vec<Diagnostic>,
     /// Every word of the text that could name a function, sorted, once each (a superset of
@@ -91,16 +94,17 @@ impl ChunkRead {
         self.functions.iter().any(|f| f.kernel)
     }
 
-    /// Whether it holds a helper.
+    /// Whether it holds a helper (or a constant).
     pub fn has_helper(&self) -> bool {
-        self.functions.iter().any(|f| !f.kernel)
+        self.functions.iter().any(|f| !f.kernel) || !self.constants.is_empty()
     }
 }
 
 /// Reads one chunk: its functions.
 #[salsa::tracked(returns(ref), lru = 4096)]
 pub fn read_chunk<'db>(db: &'db dyn salsa::Database, chunk: Chunk<'db>) -> ChunkRead {
-    let (functions, diagnostics) = wave_kernel::read(chunk.text(db), chunk.language(db));
+    let (functions, constants, diagnostics) =
+        wave_kernel::read_with_constants(chunk.text(db), chunk.language(db));
     let nesting =
         diagnostics.into_iter().filter(|d| d.code == wave_kernel::front::codes::NESTING).collect();
     let text = chunk.text(db);
@@ -111,7 +115,7 @@ pub fn read_chunk<'db>(db: &'db dyn salsa::Database, chunk: Chunk<'db>) -> Chunk
         .collect();
     words.sort_unstable();
     words.dedup();
-    ChunkRead { functions, nesting, words }
+    ChunkRead { functions, constants, nesting, words }
 }
 
 /// A chunk holding kernels, with the chunks holding the helpers they may call (whose names
@@ -357,6 +361,10 @@ pub fn source_units<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<UnitAt<'db>> 
     for (i, read) in reads.iter().enumerate() {
         for f in read.functions.iter().filter(|f| !f.kernel) {
             helpers.entry(f.name.as_str()).or_default().push(i);
+        }
+        // A constant is taken along as a helper is.
+        for c in &read.constants {
+            helpers.entry(c.as_str()).or_default().push(i);
         }
     }
     let mut units = Vec::new();
