@@ -61,8 +61,8 @@ pub(super) fn rotate_loop(
     // With a `continue` (a second way into the latch), the test at the bottom makes the latch
     // more than a `continue` can reach; the code a `continue` skips would then be emitted on
     // both sides of the merge, and a wave operation or barrier in it would run twice, each
-    // time with some of the lanes.
-    if preds[latch.0 as usize].len() > 1 && super::unroll::cross_lane(f, body) {
+    // time with some of the lanes. (Not where every path runs it.)
+    if preds[latch.0 as usize].len() > 1 && super::unroll::cross_lane_skipped(f, body, latch) {
         return false;
     }
     // Only loops left by their test alone (no `break` or `return` inside): the bottom test

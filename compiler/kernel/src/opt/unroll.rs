@@ -63,14 +63,18 @@ fn unroll_within(f: &mut Func, max_trips: u64, max_instructions: usize) -> bool 
     changed
 }
 
-/// Whether a block of `body` holds a wave operation or a barrier (an instruction that must
-/// run once with the lanes the source runs it with).
-pub(super) fn cross_lane(f: &Func, body: &[BlockId]) -> bool {
+/// Whether a path through the loop to `latch` can pass by a block of `body` that holds a
+/// wave operation or a barrier (an instruction that must run once with the lanes the source
+/// runs it with): one such block does not dominate the latch (a `continue` skips it). Where
+/// every path runs it (a barrier at the end of each step), restructuring the loop is safe.
+pub(super) fn cross_lane_skipped(f: &Func, body: &[BlockId], latch: BlockId) -> bool {
+    let idom = f.dominators();
     body.iter().any(|b| {
         f.blocks[b.0 as usize]
             .insts
             .iter()
             .any(|i| matches!(i.op, Op::Call(Intrinsic::Wave(_) | Intrinsic::Barrier, _)))
+            && !Func::dominates(&idom, *b, latch)
     })
 }
 
@@ -88,7 +92,7 @@ pub(super) fn unroll_loop(
     // emitting the skipped code on both sides. Each lane still runs it once, but a wave
     // operation or barrier there would then run twice, each time with only some of the lanes
     // (the differential fuzzer's kernels found it: a reduction after a `continue`).
-    if preds[latch.0 as usize].len() > 1 && cross_lane(f, body) {
+    if preds[latch.0 as usize].len() > 1 && cross_lane_skipped(f, body, latch) {
         return false;
     }
     // The header's test is the only way out.
