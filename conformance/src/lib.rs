@@ -188,6 +188,9 @@ pub struct Case {
     pub max_steps: u64,
     /// The kernel source the assembly was compiled from (`.py`, `.rs`, `.cpp`, `.ts`), if any.
     pub kernel_source: Option<KernelSource>,
+    /// Threads the emulator runs the workgroups on (not from the file: 0, every core, unless
+    /// the runner says otherwise; the results do not depend on it).
+    pub threads: u32,
 }
 
 /// A kernel source a case is compiled from.
@@ -569,6 +572,7 @@ impl Case {
             expect,
             max_steps,
             kernel_source,
+            threads: 0,
         })
     }
 
@@ -594,6 +598,7 @@ impl Case {
             max_steps: self.max_steps,
             trace: false,
             interrupt: None,
+            threads: self.threads,
         }
     }
 
@@ -650,6 +655,49 @@ impl Case {
                     }
                 }
                 (Expectation::Error(_), _) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Case {
+    /// Runs the case at every width on one thread and on each of `threads`, with the trace
+    /// on, and checks that every run gives the one-thread run's memory, trap, statistics,
+    /// trace and notes, bit for bit; `Err` names the first difference. (Whether the
+    /// one-thread run meets the expectation is [`Case::run`]'s business.)
+    pub fn same_at_thread_counts(&self, threads: &[u32]) -> Result<(), String> {
+        if matches!(self.expect, Expectation::Error(_)) {
+            return Ok(());
+        }
+        let assembly = wave_asm::assemble(&self.source, &self.source_name);
+        if assembly.has_errors() {
+            return Ok(());
+        }
+        for &w in &self.wave_widths {
+            let at = |threads: u32| {
+                let mut device = self.initial_memory();
+                let dispatch = wave_emulator::Dispatch { trace: true, threads, ..self.dispatch(w) };
+                let result = wave_emulator::run(&assembly.module, &dispatch, &mut device);
+                (device, result)
+            };
+            let (device, result) = at(1);
+            for &n in threads {
+                let (d, r) = at(n);
+                let what = match (&result, &r) {
+                    _ if d != device => Some("memory"),
+                    (Err(a), Err(b)) if a != b => Some("trap"),
+                    (Ok(a), Ok(b)) if a.stats != b.stats => Some("statistics"),
+                    (Ok(a), Ok(b)) if a.trace != b.trace || a.trace_truncated != b.trace_truncated => {
+                        Some("trace")
+                    }
+                    (Ok(a), Ok(b)) if a.warnings != b.warnings => Some("notes"),
+                    (Ok(_), Err(_)) | (Err(_), Ok(_)) => Some("outcome"),
+                    _ => None,
+                };
+                if let Some(what) = what {
+                    return Err(format!("W={w}: the {what} at {n} threads differs from one thread's"));
+                }
             }
         }
         Ok(())

@@ -12,6 +12,27 @@ fn kernels() -> PathBuf {
 }
 
 #[test]
+fn every_kernel_case_is_the_same_on_1_2_and_8_threads_at_every_level() {
+    let paths = wave_conformance::collect(&[kernels()]).expect("the kernels folder reads");
+    let mut failures = Vec::new();
+    for path in &paths {
+        let case = wave_conformance::Case::load(path).expect("the case reads");
+        let levels: &[Level] = if case.kernel_source.is_some() {
+            &[Level::O0, Level::O1, Level::O2, Level::O3]
+        } else {
+            &[Level::O2]
+        };
+        for &level in levels {
+            if let Err(e) = case.at_level(level).same_at_thread_counts(&[2, 8]) {
+                failures.push(format!("{} at {level:?}: {e}", path.display()));
+            }
+        }
+    }
+    assert!(paths.len() > 1, "no kernel case");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
 fn every_kernel_case_passes_at_every_level_and_width() {
     let paths = wave_conformance::collect(&[kernels()]).expect("the kernels folder reads");
     let mut failures = Vec::new();

@@ -37,3 +37,18 @@ fn every_opcode_has_a_conformance_case() {
         .collect();
     assert!(missing.is_empty(), "opcodes without a conformance case: {missing:?}");
 }
+
+#[test]
+fn every_case_is_the_same_on_1_2_and_8_threads() {
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for path in wave_conformance::collect(&[cases()]).expect("cases") {
+        let case = wave_conformance::Case::load(&path).expect("the case reads");
+        if let Err(e) = case.same_at_thread_counts(&[2, 8]) {
+            failures.push(format!("{}: {e}", path.display()));
+        }
+        ran += 1;
+    }
+    assert!(ran >= 1, "no case ran");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -40,6 +40,7 @@ pub(crate) struct Op {
 }
 
 /// A decoded kernel.
+#[derive(Clone)]
 pub(crate) struct Program {
     /// Shared, so that the interpreter loop can hold the code while it mutates the machine.
     pub ops: std::sync::Arc<[Op]>,

@@ -17,6 +17,8 @@
 
 mod float;
 mod memory;
+mod overlay;
+mod parallel;
 mod rows;
 mod schedule;
 mod semantics;
@@ -135,6 +137,11 @@ pub(crate) struct Exec {
     /// Warnings found while running, and the pcs already noted.
     pub(crate) notes: Vec<String>,
     shuffle_notes: Vec<u32>,
+    /// Worker threads for the grid's workgroups (1: all on the calling thread).
+    threads: usize,
+    /// On a worker: the speculative view of device memory the workgroup runs on (then
+    /// `device` is empty and unused).
+    overlay: Option<Box<overlay::Overlay>>,
 }
 
 /// Runs a whole dispatch over `device`. The emulator takes the buffer for the run and gives

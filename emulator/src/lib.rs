@@ -53,6 +53,22 @@ pub struct Dispatch {
     /// Asked every [`INTERRUPT_EVERY`] wave-instructions whether to stop (Ctrl-C in a host
     /// program, a cancelled request): a run it stops ends with an `interrupted` trap.
     pub interrupt: Option<Interrupt>,
+    /// Threads that run the grid's workgroups; 0 takes `WAVE_THREADS` from the environment,
+    /// or else every core. The results do not depend on it (docs/emulator.md, "Threads").
+    pub threads: u32,
+}
+
+/// The threads a dispatch asking for `threads` gets: itself, or for 0 `WAVE_THREADS`, or else
+/// the machine's cores.
+pub fn resolve_threads(threads: u32) -> usize {
+    if threads > 0 {
+        return threads as usize;
+    }
+    std::env::var("WAVE_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// How often a run asks its [`Interrupt`], in wave-instructions (about a millisecond).
@@ -86,6 +102,7 @@ impl Default for Dispatch {
             max_steps: 100_000_000,
             trace: false,
             interrupt: None,
+            threads: 0,
         }
     }
 }

@@ -6,7 +6,7 @@ use wave_isa::{AtomicOp, AtomicType, MemWidth};
 use crate::Trap;
 use crate::decode::Op;
 
-use super::float::f;
+use super::overlay::combine;
 use super::rows::{LANE_IDS, lanes, put_row, row_ref};
 use super::{Exec, LANES, Wave};
 
@@ -44,8 +44,7 @@ impl Exec {
         size: usize,
         local: bool,
     ) -> Trap {
-        let (space, len) =
-            if local { ("local", self.local.len()) } else { ("device", self.device.len()) };
+        let (space, len) = if local { ("local", self.local.len()) } else { ("device", self.device_len()) };
         self.trap(
             Some(wave),
             Some(op),
@@ -69,7 +68,7 @@ impl Exec {
         offset: i64,
     ) -> Result<[usize; LANES], Trap> {
         let mut addrs = [0usize; LANES];
-        let len = if local { self.local.len() } else { self.device.len() } as i64;
+        let len = if local { self.local.len() } else { self.device_len() } as i64;
         let base = &wave.regs[self.row(op.rs1)];
         for l in lanes(mask) {
             let addr = i64::from(base[l]) + offset;
@@ -89,6 +88,9 @@ impl Exec {
         width: MemWidth,
         local: bool,
     ) -> Result<(), Trap> {
+        if !local && self.overlay.is_some() {
+            return self.load_speculative(wave, op, mask, width);
+        }
         let size = width.bytes();
         let (base, rd) = (usize::from(op.rs1) * LANES, usize::from(op.rd) * LANES);
         let offset = i64::from(op.imm);
@@ -207,6 +209,9 @@ impl Exec {
         width: MemWidth,
         local: bool,
     ) -> Result<(), Trap> {
+        if !local && self.overlay.is_some() {
+            return self.store_speculative(wave, op, mask, width);
+        }
         let size = width.bytes();
         let rs2 = usize::from(op.rs2) * LANES;
         let w = self.w;
@@ -247,6 +252,9 @@ impl Exec {
         ty: AtomicType,
         local: bool,
     ) -> Result<(), Trap> {
+        if !local && self.overlay.is_some() {
+            return self.atomic_speculative(wave, op, mask, kind, ty);
+        }
         let size = if ty.is_64() { 8 } else { 4 };
         if kind == AtomicOp::Add && matches!(ty, AtomicType::U32 | AtomicType::I32) {
             // Integer add, the common atomic (counters, histograms): when no lane's address
@@ -284,47 +292,7 @@ impl Exec {
             }
         }
         let addrs = self.addresses(wave, op, mask, size, local, 0)?;
-        let signed = matches!(ty, AtomicType::I32 | AtomicType::I64);
-        // The operation on 64-bit values; 32-bit values are zero-extended, and compared
-        // sign-extended where signed.
-        let sx = |v: u64| if size == 4 { i64::from(v as u32 as i32) } else { v as i64 };
-        let combine = |old: u64, value: u64, compare: u64| -> u64 {
-            match kind {
-                AtomicOp::Add if ty == AtomicType::F32 => {
-                    u64::from((f(old as u32) + f(value as u32)).to_bits())
-                }
-                AtomicOp::Add => old.wrapping_add(value),
-                AtomicOp::Sub => old.wrapping_sub(value),
-                AtomicOp::Min if signed => {
-                    if sx(value) < sx(old) {
-                        value
-                    } else {
-                        old
-                    }
-                }
-                AtomicOp::Min => old.min(value),
-                AtomicOp::Max if signed => {
-                    if sx(value) > sx(old) {
-                        value
-                    } else {
-                        old
-                    }
-                }
-                AtomicOp::Max => old.max(value),
-                AtomicOp::And => old & value,
-                AtomicOp::Or => old | value,
-                AtomicOp::Xor => old ^ value,
-                AtomicOp::Exchange => value,
-                // rs2 is the compare value, rs3 the new value.
-                AtomicOp::Cas => {
-                    if old == value {
-                        compare
-                    } else {
-                        old
-                    }
-                }
-            }
-        };
+        let combine = |old: u64, value: u64, compare: u64| combine(kind, ty, old, value, compare);
         let mem: &mut [u8] = if local { &mut self.local } else { &mut self.device };
         let (rs2, rs3, rd) =
             (usize::from(op.rs2) * LANES, usize::from(op.rs3) * LANES, usize::from(op.rd) * LANES);
@@ -366,5 +334,168 @@ impl Exec {
         self.count_bytes(mask, size, local, 0);
         self.count_bytes(mask, size, local, 1);
         Ok(())
+    }
+}
+
+/// The trap that ends a speculative run which must be redone; never reported.
+pub(super) const REDO: &str = "speculation abandoned";
+
+impl Exec {
+    /// The size of device memory.
+    pub(super) fn device_len(&self) -> usize {
+        match &self.overlay {
+            Some(o) => o.len(),
+            None => self.device.len(),
+        }
+    }
+
+    /// Ends a speculative run whose view of memory depends on an atomic it recorded.
+    fn speculation_check(&self) -> Result<(), Trap> {
+        match &self.overlay {
+            Some(o) if o.poisoned => Err(self.trap(None, None, None, REDO.into())),
+            _ => Ok(()),
+        }
+    }
+
+    /// A device load through the workgroup's overlay (see `overlay`).
+    fn load_speculative(
+        &mut self,
+        wave: &mut Wave,
+        op: &Op,
+        mask: u64,
+        width: MemWidth,
+    ) -> Result<(), Trap> {
+        let size = width.bytes();
+        let offset = i64::from(op.imm);
+        let (w, len) = (self.w, self.device_len());
+        let rd = usize::from(op.rd) * LANES;
+        if mask == self.full
+            && size <= 4
+            && let Some(first) = contiguous(row_ref(&wave.regs, op.rs1), w, size, offset)
+            && first + size * w <= len
+            && let Some(ov) = self.overlay.as_mut()
+            && let Some(bytes) = ov.range(first, size * w)
+            && let Some(out) = wave.regs.get_mut(rd..rd + w)
+        {
+            match size {
+                4 => {
+                    for (o, b) in out.iter_mut().zip(bytes.as_chunks::<4>().0) {
+                        *o = u32::from_le_bytes(*b);
+                    }
+                }
+                2 => {
+                    for (o, b) in out.iter_mut().zip(bytes.as_chunks::<2>().0) {
+                        *o = u32::from(u16::from_le_bytes(*b));
+                    }
+                }
+                _ => {
+                    for (o, &b) in out.iter_mut().zip(bytes) {
+                        *o = u32::from(b);
+                    }
+                }
+            }
+            self.count_bytes(mask, size, false, 0);
+            return self.speculation_check();
+        }
+        let addrs = self.addresses(wave, op, mask, size, false, offset)?;
+        let Some(ov) = self.overlay.as_mut() else { return Ok(()) };
+        for l in lanes(mask) {
+            let mut buf = [0u8; 16];
+            ov.read(addrs[l], &mut buf[..size]);
+            for (i, word) in buf[..size.next_multiple_of(4)].chunks_exact(4).enumerate() {
+                if let Some(r) = wave.regs.get_mut(rd + i * LANES + l) {
+                    *r = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+                }
+            }
+        }
+        self.count_bytes(mask, size, false, 0);
+        self.speculation_check()
+    }
+
+    /// A device store into the workgroup's overlay.
+    fn store_speculative(
+        &mut self,
+        wave: &mut Wave,
+        op: &Op,
+        mask: u64,
+        width: MemWidth,
+    ) -> Result<(), Trap> {
+        let size = width.bytes();
+        let rs2 = usize::from(op.rs2) * LANES;
+        let w = self.w;
+        let len = self.device_len();
+        if mask == self.full
+            && size == 4
+            && let Some(first) = contiguous(row_ref(&wave.regs, op.rs1), w, 4, i64::from(op.imm))
+            && first + 4 * w <= len
+            && let Some(ov) = self.overlay.as_mut()
+        {
+            let mut bytes = [0u8; 4 * LANES];
+            for (b, v) in bytes.chunks_exact_mut(4).zip(&wave.regs[rs2..rs2 + w]) {
+                b.copy_from_slice(&v.to_le_bytes());
+            }
+            ov.write(first, &bytes[..4 * w]);
+            self.count_bytes(mask, size, false, 1);
+            return self.speculation_check();
+        }
+        let addrs = self.addresses(wave, op, mask, size, false, i64::from(op.imm))?;
+        let Some(ov) = self.overlay.as_mut() else { return Ok(()) };
+        for l in lanes(mask) {
+            let mut bytes = [0u8; 16];
+            for i in 0..size.div_ceil(4) {
+                let word = wave.regs.get(rs2 + i * LANES + l).copied().unwrap_or(0);
+                bytes[4 * i..4 * i + 4].copy_from_slice(&word.to_le_bytes());
+            }
+            ov.write(addrs[l], &bytes[..size]);
+        }
+        self.count_bytes(mask, size, false, 1);
+        self.speculation_check()
+    }
+
+    /// A device atomic on the workgroup's overlay: recorded for the commit when nothing reads
+    /// its old value, performed on the overlay otherwise.
+    fn atomic_speculative(
+        &mut self,
+        wave: &mut Wave,
+        op: &Op,
+        mask: u64,
+        kind: AtomicOp,
+        ty: AtomicType,
+    ) -> Result<(), Trap> {
+        let size = if ty.is_64() { 8 } else { 4 };
+        let addrs = self.addresses(wave, op, mask, size, false, 0)?;
+        let (rs2, rs3, rd) =
+            (usize::from(op.rs2) * LANES, usize::from(op.rs3) * LANES, usize::from(op.rd) * LANES);
+        let Some(ov) = self.overlay.as_mut() else { return Ok(()) };
+        let value = |regs: &[u32], row: usize, l: usize| {
+            let lo = u64::from(regs.get(row + l).copied().unwrap_or(0));
+            if size == 8 {
+                lo | u64::from(regs.get(row + LANES + l).copied().unwrap_or(0)) << 32
+            } else {
+                lo
+            }
+        };
+        let defer = rd == 0 && ov.defers();
+        for l in lanes(mask) {
+            let (v, c) = (value(&wave.regs, rs2, l), value(&wave.regs, rs3, l));
+            if defer {
+                ov.defer_atomic(addrs[l], kind, ty, v, c);
+                continue;
+            }
+            let mut old = [0u8; 8];
+            ov.read(addrs[l], &mut old[..size]);
+            let old = u64::from_le_bytes(old);
+            let new = combine(kind, ty, old, v, c);
+            ov.write(addrs[l], &new.to_le_bytes()[..size]);
+            if rd != 0 {
+                wave.regs[rd + l] = old as u32;
+                if size == 8 {
+                    wave.regs[rd + LANES + l] = (old >> 32) as u32;
+                }
+            }
+        }
+        self.count_bytes(mask, size, false, 0);
+        self.count_bytes(mask, size, false, 1);
+        self.speculation_check()
     }
 }

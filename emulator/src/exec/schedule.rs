@@ -15,23 +15,34 @@ pub(super) fn alive_mask(id: u32, w: usize, threads: usize) -> u64 {
 }
 
 impl Exec {
-    /// Runs every workgroup of the grid in order.
+    /// Runs every workgroup of the grid: in order on this thread, or on `threads` threads
+    /// with the same results (`parallel`).
     pub(crate) fn run_all(&mut self) -> Result<(), Trap> {
+        // (Saturating: a grid of 2^96 workgroups ends at the budget long before.)
+        let total = self.grid.iter().fold(1u64, |n, &d| n.saturating_mul(u64::from(d)));
+        if self.threads > 1 && total > 1 {
+            return self.run_parallel(total);
+        }
         let [gx, gy, gz] = self.grid;
-        // The code is held apart from the machine, so that an instruction is read in place.
-        let ops = std::sync::Arc::clone(&self.prog.ops);
         for z in 0..gz {
             for y in 0..gy {
                 for x in 0..gx {
-                    self.begin_workgroup([x, y, z])?;
-                    let mut waves = std::mem::take(&mut self.waves);
-                    let result = self.run_waves(&ops, &mut waves);
-                    self.waves = waves;
-                    result?;
+                    self.run_one([x, y, z])?;
                 }
             }
         }
         Ok(())
+    }
+
+    /// Runs workgroup `id` from its start to its end.
+    pub(super) fn run_one(&mut self, id: [u32; 3]) -> Result<(), Trap> {
+        // The code is held apart from the machine, so that an instruction is read in place.
+        let ops = std::sync::Arc::clone(&self.prog.ops);
+        self.begin_workgroup(id)?;
+        let mut waves = std::mem::take(&mut self.waves);
+        let result = self.run_waves(&ops, &mut waves);
+        self.waves = waves;
+        result
     }
 
     /// Whether the dispatch's interrupt asks the run to stop.

@@ -202,6 +202,8 @@ pub(crate) fn prepare(
         start_regs: Vec::new(),
         notes: Vec::new(),
         shuffle_notes: Vec::new(),
+        threads: crate::resolve_threads(dispatch.threads),
+        overlay: None,
         prog,
     };
     Ok((exec, outcome.warnings))

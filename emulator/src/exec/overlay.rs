@@ -1,0 +1,362 @@
+//! Speculative device memory, for workgroups run in parallel.
+//!
+//! A workgroup run on a worker thread sees device memory as it was when its batch began (the
+//! `base`, shared and never written while the batch runs) through an overlay of its own:
+//! a store copies the page it lands in and writes the copy; a load reads the copy where there
+//! is one and the base elsewhere. Every load records the 64-byte lines it read. An atomic whose
+//! old value nobody reads (destination `r0`) is not performed but recorded, to be applied when
+//! the workgroup commits, in program order.
+//!
+//! The batch then commits in workgroup order (see `parallel`): a workgroup that read a line an
+//! earlier workgroup of its batch wrote saw memory the one-thread run would not have shown it,
+//! and runs again on the memory as committed so far. Everything else it did is what the
+//! one-thread run does, so its writes and recorded atomics are applied as they are.
+
+use std::sync::Arc;
+
+use wave_isa::{AtomicOp, AtomicType};
+
+use super::float::f;
+
+/// Bytes per page copied on a workgroup's first store into it.
+const PAGE: usize = 4096;
+/// Bytes per line: the unit in which reads and writes are compared across workgroups.
+const LINE: usize = 64;
+const LINES_PER_PAGE: usize = PAGE / LINE;
+
+/// A set of lines: one bit each, and the words that hold a bit, so that clearing costs what
+/// was set.
+#[derive(Default)]
+pub(crate) struct Lines {
+    bits: Vec<u64>,
+    touched: Vec<u32>,
+}
+
+impl Lines {
+    /// Sized for `bytes` of memory, empty.
+    fn fit(&mut self, bytes: usize) {
+        let words = bytes.div_ceil(LINE * 64);
+        if self.bits.len() != words {
+            self.bits = vec![0; words];
+            self.touched.clear();
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
+        for &w in &self.touched {
+            if let Some(b) = self.bits.get_mut(w as usize) {
+                *b = 0;
+            }
+        }
+        self.touched.clear();
+    }
+
+    #[inline(always)]
+    fn set(&mut self, line: usize) {
+        if let Some(word) = self.bits.get_mut(line / 64) {
+            if *word == 0 {
+                self.touched.push((line / 64) as u32);
+            }
+            *word |= 1 << (line % 64);
+        }
+    }
+
+    /// Sets the lines of bytes `at..at + n` (n ≥ 1).
+    #[inline(always)]
+    fn set_bytes(&mut self, at: usize, n: usize) {
+        let (first, last) = (at / LINE, (at + n - 1) / LINE);
+        self.set(first);
+        for line in first + 1..=last {
+            self.set(line);
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, line: usize) -> bool {
+        self.bits.get(line / 64).is_some_and(|w| w >> (line % 64) & 1 == 1)
+    }
+
+    fn any_bytes(&self, at: usize, n: usize) -> bool {
+        (at / LINE..=(at + n - 1) / LINE).any(|line| self.get(line))
+    }
+
+    /// Whether the two sets share a line.
+    pub(crate) fn meets(&self, other: &Lines) -> bool {
+        self.touched.iter().any(|&w| {
+            let w = w as usize;
+            self.bits.get(w).zip(other.bits.get(w)).is_some_and(|(a, b)| a & b != 0)
+        })
+    }
+
+    pub(crate) fn fit_to(&mut self, bytes: usize) {
+        self.fit(bytes);
+    }
+}
+
+/// A page a workgroup wrote: its bytes (the base's, then the workgroup's stores) and which of
+/// them it wrote, one word per line.
+struct Page {
+    data: Box<[u8; PAGE]>,
+    written: [u64; LINES_PER_PAGE],
+}
+
+/// An atomic left for the commit.
+#[derive(Clone, Copy)]
+struct Deferred {
+    at: usize,
+    kind: AtomicOp,
+    ty: AtomicType,
+    value: u64,
+    compare: u64,
+}
+
+/// One workgroup's view of device memory and the record of what it did to it.
+#[derive(Default)]
+pub(crate) struct Overlay {
+    base: Option<Arc<Vec<u8>>>,
+    len: usize,
+    /// Page number to its slot plus one; 0 for a page not written.
+    table: Vec<u32>,
+    slots: Vec<Page>,
+    /// The page number of each slot in use.
+    pages: Vec<u32>,
+    pub(crate) read: Lines,
+    /// Lines a recorded atomic will update.
+    atomic: Lines,
+    deferred: Vec<Deferred>,
+    /// Record atomics without a destination rather than perform them.
+    defer: bool,
+    /// The workgroup touched a line after recording an atomic there: what it saw depends on
+    /// the atomic, so it must run again with atomics performed.
+    pub(crate) poisoned: bool,
+}
+
+impl Overlay {
+    /// Starts a workgroup over `base`: nothing read or written.
+    pub(crate) fn begin(&mut self, base: Arc<Vec<u8>>, defer: bool) {
+        self.len = base.len();
+        let pages = self.len.div_ceil(PAGE);
+        if self.table.len() != pages {
+            self.table = vec![0; pages];
+            self.pages.clear();
+        }
+        for &p in &self.pages {
+            if let Some(t) = self.table.get_mut(p as usize) {
+                *t = 0;
+            }
+        }
+        self.pages.clear();
+        self.read.fit(self.len);
+        self.read.clear();
+        self.atomic.fit(self.len);
+        self.atomic.clear();
+        self.deferred.clear();
+        self.defer = defer;
+        self.poisoned = false;
+        self.base = Some(base);
+    }
+
+    /// Lets go of the base, so that the committed memory can be written again.
+    pub(crate) fn end(&mut self) {
+        self.base = None;
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn defers(&self) -> bool {
+        self.defer
+    }
+
+    fn base(&self) -> &[u8] {
+        self.base.as_deref().map_or(&[], Vec::as_slice)
+    }
+
+    /// A plain access to lines with a recorded atomic poisons the run.
+    #[inline(always)]
+    fn check_atomic(&mut self, at: usize, n: usize) {
+        if !self.deferred.is_empty() && self.atomic.any_bytes(at, n) {
+            self.poisoned = true;
+        }
+    }
+
+    /// Bytes `at..at + n` (in bounds) as one slice of the base, when the workgroup wrote no page
+    /// they lie in; recorded as read.
+    #[inline(always)]
+    pub(crate) fn range(&mut self, at: usize, n: usize) -> Option<&[u8]> {
+        let (first, last) = (at / PAGE, (at + n - 1) / PAGE);
+        if (first..=last).any(|p| self.table.get(p).is_none_or(|&t| t != 0)) {
+            return None;
+        }
+        self.check_atomic(at, n);
+        self.read.set_bytes(at, n);
+        self.base.as_deref().and_then(|b| b.get(at..at + n))
+    }
+
+    /// Reads bytes `at..at + out.len()` (in bounds), recording them as read.
+    #[inline(always)]
+    pub(crate) fn read(&mut self, at: usize, out: &mut [u8]) {
+        let n = out.len();
+        self.check_atomic(at, n);
+        self.read.set_bytes(at, n);
+        let page = at / PAGE;
+        if (at + n - 1) / PAGE == page {
+            let src = match self.table.get(page) {
+                Some(&t) if t != 0 => {
+                    let off = at % PAGE;
+                    self.slots.get(t as usize - 1).and_then(|s| s.data.get(off..off + n))
+                }
+                _ => self.base().get(at..at + n),
+            };
+            if let Some(src) = src {
+                out.copy_from_slice(src);
+            }
+            return;
+        }
+        for (i, o) in out.iter_mut().enumerate() {
+            let a = at + i;
+            *o = match self.table.get(a / PAGE) {
+                Some(&t) if t != 0 => {
+                    self.slots.get(t as usize - 1).map_or(0, |s| s.data[a % PAGE])
+                }
+                _ => self.base().get(a).copied().unwrap_or(0),
+            };
+        }
+    }
+
+    /// The slot of page `page`, copied from the base on first use.
+    fn slot(&mut self, page: usize) -> Option<&mut Page> {
+        let t = *self.table.get(page)?;
+        let index = if t != 0 {
+            t as usize - 1
+        } else {
+            let index = self.pages.len();
+            if index == self.slots.len() {
+                self.slots.push(Page { data: Box::new([0; PAGE]), written: [0; LINES_PER_PAGE] });
+            }
+            let start = page * PAGE;
+            let end = (start + PAGE).min(self.len);
+            let base = self.base.as_deref().map_or(&[][..], Vec::as_slice);
+            let slot = self.slots.get_mut(index)?;
+            if let Some(src) = base.get(start..end) {
+                slot.data[..src.len()].copy_from_slice(src);
+            }
+            slot.written = [0; LINES_PER_PAGE];
+            self.pages.push(page as u32);
+            self.table[page] = index as u32 + 1;
+            index
+        };
+        self.slots.get_mut(index)
+    }
+
+    /// Writes `bytes` at `at` (in bounds).
+    #[inline(always)]
+    pub(crate) fn write(&mut self, at: usize, bytes: &[u8]) {
+        let n = bytes.len();
+        self.check_atomic(at, n);
+        let mut done = 0;
+        while done < n {
+            let a = at + done;
+            let off = a % PAGE;
+            let take = (PAGE - off).min(n - done);
+            let Some(slot) = self.slot(a / PAGE) else { return };
+            slot.data[off..off + take].copy_from_slice(&bytes[done..done + take]);
+            for b in off..off + take {
+                slot.written[b / LINE] |= 1 << (b % LINE);
+            }
+            done += take;
+        }
+    }
+
+    /// Records an atomic for the commit.
+    pub(crate) fn defer_atomic(
+        &mut self,
+        at: usize,
+        kind: AtomicOp,
+        ty: AtomicType,
+        value: u64,
+        compare: u64,
+    ) {
+        let size = if ty.is_64() { 8 } else { 4 };
+        self.atomic.set_bytes(at, size);
+        self.deferred.push(Deferred { at, kind, ty, value, compare });
+    }
+
+    /// Applies the workgroup's writes and recorded atomics to `device` (the memory as
+    /// committed so far), adding the lines they touched to `written`.
+    pub(crate) fn commit(&self, device: &mut [u8], written: &mut Lines) {
+        for (slot, &page) in self.slots.iter().zip(&self.pages) {
+            let start = page as usize * PAGE;
+            for (line, &mask) in slot.written.iter().enumerate() {
+                if mask == 0 {
+                    continue;
+                }
+                let at = start + line * LINE;
+                written.set(at / LINE);
+                let src = &slot.data[line * LINE..(line + 1) * LINE];
+                let Some(dst) = device.get_mut(at..(at + LINE).min(self.len)) else { continue };
+                if mask == u64::MAX {
+                    dst.copy_from_slice(&src[..dst.len()]);
+                } else {
+                    for (i, d) in dst.iter_mut().enumerate() {
+                        if mask >> i & 1 == 1 {
+                            *d = src[i];
+                        }
+                    }
+                }
+            }
+        }
+        for d in &self.deferred {
+            let size = if d.ty.is_64() { 8 } else { 4 };
+            written.set_bytes(d.at, size);
+            let Some(cell) = device.get_mut(d.at..d.at + size) else { continue };
+            let mut old = [0u8; 8];
+            old[..size].copy_from_slice(cell);
+            let new = combine(d.kind, d.ty, u64::from_le_bytes(old), d.value, d.compare);
+            cell.copy_from_slice(&new.to_le_bytes()[..size]);
+        }
+    }
+}
+
+/// What an atomic stores, from the old value, the operand and (for compare-and-swap) the new
+/// value; 32-bit values zero-extended, compared sign-extended where signed.
+pub(super) fn combine(kind: AtomicOp, ty: AtomicType, old: u64, value: u64, compare: u64) -> u64 {
+    let signed = matches!(ty, AtomicType::I32 | AtomicType::I64);
+    let sx = |v: u64| if ty.is_64() { v as i64 } else { i64::from(v as u32 as i32) };
+    match kind {
+        AtomicOp::Add if ty == AtomicType::F32 => {
+            u64::from((f(old as u32) + f(value as u32)).to_bits())
+        }
+        AtomicOp::Add => old.wrapping_add(value),
+        AtomicOp::Sub => old.wrapping_sub(value),
+        AtomicOp::Min if signed => {
+            if sx(value) < sx(old) {
+                value
+            } else {
+                old
+            }
+        }
+        AtomicOp::Min => old.min(value),
+        AtomicOp::Max if signed => {
+            if sx(value) > sx(old) {
+                value
+            } else {
+                old
+            }
+        }
+        AtomicOp::Max => old.max(value),
+        AtomicOp::And => old & value,
+        AtomicOp::Or => old | value,
+        AtomicOp::Xor => old ^ value,
+        AtomicOp::Exchange => value,
+        // The operand is the compare value, `compare` the new value.
+        AtomicOp::Cas => {
+            if old == value {
+                compare
+            } else {
+                old
+            }
+        }
+    }
+}
