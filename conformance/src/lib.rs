@@ -598,6 +598,7 @@ impl Case {
             max_steps: self.max_steps,
             trace: false,
             interrupt: None,
+            progress: None,
             threads: self.threads,
         }
     }
@@ -688,7 +689,9 @@ impl Case {
                     _ if d != device => Some("memory"),
                     (Err(a), Err(b)) if a != b => Some("trap"),
                     (Ok(a), Ok(b)) if a.stats != b.stats => Some("statistics"),
-                    (Ok(a), Ok(b)) if a.trace != b.trace || a.trace_truncated != b.trace_truncated => {
+                    (Ok(a), Ok(b))
+                        if a.trace != b.trace || a.trace_truncated != b.trace_truncated =>
+                    {
                         Some("trace")
                     }
                     (Ok(a), Ok(b)) if a.warnings != b.warnings => Some("notes"),
@@ -696,7 +699,9 @@ impl Case {
                     _ => None,
                 };
                 if let Some(what) = what {
-                    return Err(format!("W={w}: the {what} at {n} threads differs from one thread's"));
+                    return Err(format!(
+                        "W={w}: the {what} at {n} threads differs from one thread's"
+                    ));
                 }
             }
         }

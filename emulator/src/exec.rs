@@ -122,6 +122,9 @@ pub(crate) struct Exec {
     /// to ask the interrupt.
     stop_at: u64,
     interrupt: Option<crate::Interrupt>,
+    progress: Option<std::sync::Arc<crate::Progress>>,
+    /// The lane-operations and steps already added to `progress`.
+    published: (u64, u64),
     max_call_depth: usize,
     pub(crate) stats: Stats,
     pub(crate) wg_id: [u32; 3],
@@ -141,7 +144,7 @@ pub(crate) struct Exec {
     threads: usize,
     /// On a worker: the speculative view of device memory the workgroup runs on (then
     /// `device` is empty and unused).
-    overlay: Option<Box<overlay::Overlay>>,
+    overlay: Option<overlay::Overlay>,
 }
 
 /// Runs a whole dispatch over `device`. The emulator takes the buffer for the run and gives
@@ -158,6 +161,7 @@ pub(crate) fn run(
     result?;
     let mut outcome = Outcome { warnings, ..Outcome::default() };
     outcome.stats = std::mem::take(&mut exec.stats);
+    outcome.steps = exec.steps;
     outcome.trace = exec.trace.take().unwrap_or_default();
     outcome.trace_truncated = exec.trace_truncated;
     outcome.warnings.append(&mut exec.notes);

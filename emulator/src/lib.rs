@@ -53,6 +53,8 @@ pub struct Dispatch {
     /// Asked every [`INTERRUPT_EVERY`] wave-instructions whether to stop (Ctrl-C in a host
     /// program, a cancelled request): a run it stops ends with an `interrupted` trap.
     pub interrupt: Option<Interrupt>,
+    /// Counters the run keeps up to date for a progress display.
+    pub progress: Option<std::sync::Arc<Progress>>,
     /// Threads that run the grid's workgroups; 0 takes `WAVE_THREADS` from the environment,
     /// or else every core. The results do not depend on it (docs/emulator.md, "Threads").
     pub threads: u32,
@@ -73,6 +75,18 @@ pub fn resolve_threads(threads: u32) -> usize {
 
 /// How often a run asks its [`Interrupt`], in wave-instructions (about a millisecond).
 pub const INTERRUPT_EVERY: u64 = 1 << 16;
+
+/// How far a run has got, updated as it goes (about every millisecond of work, and at each
+/// workgroup's end): for a progress line or an editor's progress report.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Workgroups finished (in grid order: with several threads, those committed).
+    pub workgroups: std::sync::atomic::AtomicU64,
+    /// Lane-operations executed so far, on every thread (a workgroup run again counts again).
+    pub lane_ops: std::sync::atomic::AtomicU64,
+    /// Steps of the budget taken so far, counted the same way.
+    pub steps: std::sync::atomic::AtomicU64,
+}
 
 /// A question a long run asks now and then: "should I stop?" (see [`Dispatch::interrupt`]).
 #[derive(Clone)]
@@ -102,6 +116,7 @@ impl Default for Dispatch {
             max_steps: 100_000_000,
             trace: false,
             interrupt: None,
+            progress: None,
             threads: 0,
         }
     }
@@ -112,6 +127,9 @@ impl Default for Dispatch {
 pub struct Outcome {
     /// Counters.
     pub stats: Stats,
+    /// Steps the run took of its budget ([`Dispatch::max_steps`]): wave-instructions, and
+    /// the launch costs of waves.
+    pub steps: u64,
     /// One event per wave-instruction, when asked for (at most [`TRACE_LIMIT`]).
     pub trace: Vec<TraceEvent>,
     /// Whether the trace stopped at [`TRACE_LIMIT`] events.

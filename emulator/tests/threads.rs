@@ -71,8 +71,11 @@ fn returning_atomics_hand_out_tickets_in_workgroup_order() {
     halt
 .end
 ";
-    let (memory, result) =
-        same_at_every_thread_count(source, &dispatch(200, &[("counter", 0), ("out", 64)]), &[0; 4096]);
+    let (memory, result) = same_at_every_thread_count(
+        source,
+        &dispatch(200, &[("counter", 0), ("out", 64)]),
+        &[0; 4096],
+    );
     result.expect("runs");
     assert_eq!(word(&memory, 0), 200);
     for g in 0..200 {
@@ -306,4 +309,49 @@ fn a_deadlock_in_one_workgroup_is_reported_as_one_thread_reports_it() {
     let (_, result) = same_at_every_thread_count(source, &dispatch(20, &[("out", 0)]), &[0; 128]);
     let trap = result.expect_err("workgroup 9 deadlocks");
     assert_eq!(trap.workgroup, Some([9, 0, 0]), "{trap}");
+}
+
+#[test]
+fn the_debugger_stepping_the_grid_ends_with_the_memory_of_every_thread_count() {
+    // A debug session runs workgroups in grid order, as one thread does; stopping at a
+    // breakpoint in every workgroup, it ends where runs on 1, 2 and 8 threads end.
+    let source = "
+.kernel k
+.param counter: ptr
+.param out: ptr
+.workgroup_size 64
+    mov r2, sr_thread_id_x
+    mov r3, sr_workgroup_id_x
+    icmp.eq p0, r2, 0
+    mov_imm r4, 1
+    @p0 atomic_add r5, counter, r4
+    shl r6, r3, 2
+    iadd r6, r6, out
+    @p0 device_load.u32 r7, [r6]
+    iadd r5, r5, r7
+    mov_imm r8, 0.5
+    iadd r9, out, 512
+    @p0 atomic_add.f32 r0, r9, r8
+    @p0 device_store.u32 [r6 + 4], r5
+    halt
+.end
+";
+    let d = dispatch(60, &[("counter", 0), ("out", 64)]);
+    let a = wave_asm::assemble(source, "t.wave");
+    let mut session = wave_emulator::Session::new(&a.module, &d, vec![0; 1024]).expect("starts");
+    let breakpoint =
+        a.module.lines.iter().find(|l| l.line == 14).map(|l| l.offset).expect("line 14");
+    let mut stops = 0;
+    loop {
+        match session.run_until(&[breakpoint], 1 << 20).expect("runs") {
+            wave_emulator::Stop::Finished => break,
+            _ => stops += 1,
+        }
+    }
+    assert!(stops >= 60, "stopped {stops} times");
+    for threads in [1, 2, 8] {
+        let (memory, result) = run_at(source, &d, &[0; 1024], threads);
+        assert!(memory == session.device(), "memory at {threads} threads");
+        assert_eq!(&result.expect("runs").stats, session.stats(), "statistics at {threads}");
+    }
 }

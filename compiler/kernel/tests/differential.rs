@@ -73,6 +73,8 @@ fn run_in(
         max_steps: 2_000_000,
         trace: false,
         interrupt: None,
+        progress: None,
+        threads: 0,
     };
     wave_emulator::run(&out.module, &dispatch, &mut device)
         .map_err(|t| format!("traps at {level:?}: {t}\n{}", out.asm))?;

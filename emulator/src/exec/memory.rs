@@ -44,7 +44,8 @@ impl Exec {
         size: usize,
         local: bool,
     ) -> Trap {
-        let (space, len) = if local { ("local", self.local.len()) } else { ("device", self.device_len()) };
+        let (space, len) =
+            if local { ("local", self.local.len()) } else { ("device", self.device_len()) };
         self.trap(
             Some(wave),
             Some(op),

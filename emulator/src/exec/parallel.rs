@@ -29,7 +29,7 @@ const OVERLAY_BUDGET: usize = 256 << 20;
 
 /// What a workgroup did on a worker, waiting for its commit.
 struct Spec {
-    overlay: Box<Overlay>,
+    overlay: Overlay,
     result: Result<(), Trap>,
     /// Steps at its start and end.
     steps: (u64, u64),
@@ -63,6 +63,8 @@ impl Exec {
             max_steps: self.max_steps,
             stop_at: self.max_steps,
             interrupt: self.interrupt.clone(),
+            progress: self.progress.clone(),
+            published: (0, 0),
             max_call_depth: self.max_call_depth,
             stats: Stats::default(),
             wg_id: [0; 3],
@@ -85,7 +87,7 @@ impl Exec {
     fn speculate(
         &mut self,
         index: u64,
-        mut overlay: Box<Overlay>,
+        mut overlay: Overlay,
         base: Arc<Vec<u8>>,
         defer: bool,
         (start, max_steps): (u64, u64),
@@ -95,11 +97,13 @@ impl Exec {
         self.overlay = Some(overlay);
         self.steps = start;
         self.max_steps = max_steps;
-        self.stop_at = match self.interrupt {
-            Some(_) => max_steps.min(start.saturating_add(crate::INTERRUPT_EVERY)),
-            None => max_steps,
+        self.stop_at = if self.interrupt.is_some() || self.progress.is_some() {
+            max_steps.min(start.saturating_add(crate::INTERRUPT_EVERY))
+        } else {
+            max_steps
         };
         self.stats = Stats { wave_width: self.w as u32, ..Stats::default() };
+        self.published = (0, start);
         self.trace = trace.then(Vec::new);
         self.trace_truncated = false;
         self.notes.clear();
@@ -125,7 +129,7 @@ impl Exec {
         let most = (OVERLAY_BUDGET / overlay_bytes).clamp(threads, 1 << 16);
         let mut batch = (threads * PER_WORKER).min(most);
         let mut workers: Vec<Exec> = (0..threads).map(|_| self.worker()).collect();
-        let pool: Mutex<Vec<Box<Overlay>>> = Mutex::new(Vec::new());
+        let pool: Mutex<Vec<Overlay>> = Mutex::new(Vec::new());
         let mut written = Lines::default();
         written.fit_to(self.device.len());
         let tracing = self.trace.is_some();
@@ -136,6 +140,7 @@ impl Exec {
         while next < total {
             if next < alone_until {
                 self.run_one(self.workgroup_at(next))?;
+                self.finished_workgroup();
                 next += 1;
                 continue;
             }
@@ -159,11 +164,8 @@ impl Exec {
                                 if i >= n {
                                     return out;
                                 }
-                                let overlay = pool
-                                    .lock()
-                                    .ok()
-                                    .and_then(|mut p| p.pop())
-                                    .unwrap_or_default();
+                                let overlay =
+                                    pool.lock().ok().and_then(|mut p| p.pop()).unwrap_or_default();
                                 let spec = worker.speculate(
                                     next + i as u64,
                                     overlay,
@@ -213,15 +215,14 @@ impl Exec {
                             (self.steps, self.max_steps),
                             tracing,
                         );
-                        self.device = Arc::try_unwrap(base).unwrap_or_else(|shared| shared.to_vec());
+                        self.device =
+                            Arc::try_unwrap(base).unwrap_or_else(|shared| shared.to_vec());
                         spec
                     }
                 };
                 spec.overlay.commit(&mut self.device, &mut written);
-                let result = self.merge(spec, &pool);
-                if let Err(trap) = result {
-                    return Err(trap);
-                }
+                self.merge(spec, &pool)?;
+                self.finished_workgroup();
             }
             written.clear();
             next += n as u64;
@@ -238,13 +239,16 @@ impl Exec {
 
     /// Takes a committed workgroup's statistics, trace and notes, as the one-thread run
     /// would have gathered them, and returns its overlay to the pool.
-    fn merge(&mut self, spec: Spec, pool: &Mutex<Vec<Box<Overlay>>>) -> Result<(), Trap> {
+    fn merge(&mut self, spec: Spec, pool: &Mutex<Vec<Overlay>>) -> Result<(), Trap> {
         let offset = self.steps - spec.steps.0;
         self.steps += spec.steps.1 - spec.steps.0;
+        self.published.1 += spec.steps.1 - spec.steps.0;
         let s = &mut self.stats;
         let t = &spec.stats;
         s.instructions += t.instructions;
         s.lane_ops += t.lane_ops;
+        // The worker published these to the progress already.
+        self.published.0 += t.lane_ops;
         for (a, b) in s.by_class.iter_mut().zip(t.by_class) {
             *a += b;
         }

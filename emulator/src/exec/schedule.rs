@@ -28,6 +28,7 @@ impl Exec {
             for y in 0..gy {
                 for x in 0..gx {
                     self.run_one([x, y, z])?;
+                    self.finished_workgroup();
                 }
             }
         }
@@ -42,12 +43,32 @@ impl Exec {
         let mut waves = std::mem::take(&mut self.waves);
         let result = self.run_waves(&ops, &mut waves);
         self.waves = waves;
+        self.publish_progress();
         result
     }
 
-    /// Whether the dispatch's interrupt asks the run to stop.
+    /// Adds the lane-operations run since the last call to the dispatch's progress.
+    fn publish_progress(&mut self) {
+        if let Some(p) = &self.progress {
+            let relaxed = std::sync::atomic::Ordering::Relaxed;
+            p.lane_ops.fetch_add(self.stats.lane_ops.saturating_sub(self.published.0), relaxed);
+            p.steps.fetch_add(self.steps.saturating_sub(self.published.1), relaxed);
+            self.published = (self.stats.lane_ops, self.steps);
+        }
+    }
+
+    /// Counts a workgroup done in the dispatch's progress.
+    pub(super) fn finished_workgroup(&self) {
+        if let Some(p) = &self.progress {
+            p.workgroups.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the dispatch's interrupt asks the run to stop (and, now and then, the
+    /// progress published).
     #[cold]
-    fn interrupted(&self) -> bool {
+    fn interrupted(&mut self) -> bool {
+        self.publish_progress();
         self.interrupt.as_ref().is_some_and(|i| (i.0)())
     }
 

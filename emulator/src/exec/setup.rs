@@ -185,11 +185,14 @@ pub(crate) fn prepare(
         local: vec![0; kernel.local_memory as usize],
         steps: 0,
         max_steps: dispatch.max_steps,
-        stop_at: match dispatch.interrupt {
-            Some(_) => dispatch.max_steps.min(crate::INTERRUPT_EVERY),
-            None => dispatch.max_steps,
+        stop_at: if dispatch.interrupt.is_some() || dispatch.progress.is_some() {
+            dispatch.max_steps.min(crate::INTERRUPT_EVERY)
+        } else {
+            dispatch.max_steps
         },
         interrupt: dispatch.interrupt.clone(),
+        progress: dispatch.progress.clone(),
+        published: (0, 0),
         max_call_depth: limits.max_call_depth as usize,
         stats: Stats { wave_width: w as u32, ..Stats::default() },
         wg_id: [0; 3],

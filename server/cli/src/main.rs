@@ -10,6 +10,7 @@
 mod compile;
 mod emit;
 mod info;
+mod progress;
 mod report;
 mod run;
 

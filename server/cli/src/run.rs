@@ -59,6 +59,10 @@ pub(crate) struct RunArgs {
     /// Instruction budget, in wave-instructions (emulator).
     #[arg(long, default_value_t = 100_000_000)]
     max_steps: u64,
+    /// Threads that run the workgroups on the emulator (default: `WAVE_THREADS`, or every
+    /// core); the results are the same for any number.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    threads: Option<u32>,
     /// Where to run: `emulator`, `cuda` or `cuda:N` (see `wave devices`).
     #[arg(long, default_value = "emulator", value_name = "DEVICE")]
     device: wave_runtime::DeviceSpec,
@@ -100,6 +104,7 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
     };
     dispatch.max_steps = a.max_steps;
     dispatch.trace = a.trace || a.trace_json.is_some();
+    dispatch.threads = a.threads.unwrap_or(0);
     if let Some(k) = a.kernel {
         dispatch.kernel = Some(k);
     }
@@ -221,7 +226,12 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
         std::io::stdout().lock().write_all(out.as_bytes())?;
         return if result.is_err() { Err(Failure::Input) } else { Ok(()) };
     }
-    let result = wave_emulator::run(&module, &dispatch, &mut device);
+    let progress = std::sync::Arc::new(wave_emulator::Progress::default());
+    dispatch.progress = Some(progress.clone());
+    let workgroups = dispatch.grid.iter().fold(1u64, |n, &d| n.saturating_mul(u64::from(d)));
+    let result = crate::progress::shown(!a.json, &progress, workgroups, || {
+        wave_emulator::run(&module, &dispatch, &mut device)
+    });
     if result.is_ok() {
         save(a.save.as_deref(), &device)?;
     }
@@ -414,6 +424,10 @@ pub(crate) struct TestArgs {
     /// On a GPU: write the PTX for this `sm_XX` (default: the GPU's own, at most 90).
     #[arg(long)]
     sm: Option<u32>,
+    /// Threads on the emulator: cases run side by side, and a single case's workgroups
+    /// (default: `WAVE_THREADS`, or every core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    threads: Option<u32>,
 }
 
 pub(crate) fn test(a: TestArgs) -> Result<(), Failure> {
@@ -456,7 +470,9 @@ pub(crate) fn test(a: TestArgs) -> Result<(), Failure> {
             wave_runtime::cases::Runner::Gpu(wave_runtime::workers::GpuWorkers::new(start, timeout))
         }
     };
-    let summary = wave_runtime::cases::run_paths(&a.paths, &mut runner, levels).map_err(usage)?;
+    let threads = wave_emulator::resolve_threads(a.threads.unwrap_or(0));
+    let summary =
+        wave_runtime::cases::run_paths(&a.paths, &mut runner, levels, threads).map_err(usage)?;
     for failure in &summary.failures {
         let _ = writeln!(out, "FAIL {failure}");
     }

@@ -918,3 +918,53 @@ fn lsp_exits_even_with_a_request_of_its_own_unanswered() {
         .unwrap_or_else(|e| panic!("wave lsp: {e}"));
     assert!(status.success(), "{status:?}");
 }
+
+#[test]
+fn runs_and_tests_give_the_same_output_on_any_number_of_threads() {
+    let run = |threads: &str| {
+        let o = wave(&[
+            "run",
+            "compiler/asm/tests/data/vector_add.wave",
+            "--grid",
+            "9",
+            "--workgroup",
+            "32",
+            "--arg",
+            "a=0",
+            "--arg",
+            "b=2048",
+            "--arg",
+            "c=4096",
+            "--arg",
+            "n=280",
+            "--dump",
+            "4096:f32:288",
+            "--json",
+            "--threads",
+            threads,
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    let one = run("1");
+    assert!(one.contains("\"workgroups\":9"), "{one}");
+    for threads in ["2", "5", "16"] {
+        assert_eq!(run(threads), one, "--threads {threads}");
+    }
+    let o = wave(&["run", "compiler/asm/tests/data/vector_add.wave", "--threads", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    let test = |threads: &str| {
+        let o = wave(&[
+            "test",
+            "conformance/cases/atomics",
+            "conformance/cases/programs",
+            "--threads",
+            threads,
+        ]);
+        assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
+        text(&o.stdout)
+    };
+    let one = test("1");
+    assert!(one.contains(" passed, 0 failed"), "{one}");
+    assert_eq!(test("3"), one);
+}

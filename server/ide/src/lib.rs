@@ -40,6 +40,8 @@ pub use run::{
     execute_on_gpu, plan_run, preview_form,
 };
 pub use tokens::{Token, TokenKind, file_tokens, kernel_tokens};
+/// How far an emulator run has got (for [`execute`]).
+pub use wave_emulator::Progress;
 
 #[cfg(test)]
 mod tests;

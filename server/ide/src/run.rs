@@ -11,13 +11,15 @@
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use wave_backends::Target;
 use wave_conformance::options::{Dump, parse_run_options};
 use wave_conformance::{Block, Case, Elem, Expectation};
 use wave_db::{Database, Settings, SourceFile, backend, check_kernel, kernels};
+use wave_emulator::Progress;
 
 use crate::at::all_kernels;
 use crate::source::line_of;
@@ -524,7 +526,7 @@ impl RunResult {
 
 /// Runs a plan in slices of `slice` wave-instructions, storing the steps so far in `progress`
 /// and stopping early when `cancel` is set.
-pub fn execute(mut plan: RunPlan, cancel: &AtomicBool, progress: &AtomicU64) -> RunResult {
+pub fn execute(plan: RunPlan, cancel: &Arc<AtomicBool>, progress: &Arc<Progress>) -> RunResult {
     let mut result =
         RunResult { kernel: plan.kernel.clone(), from: plan.from.clone(), ..Default::default() };
     let trap = |t: wave_emulator::Trap| RunTrap {
@@ -536,47 +538,45 @@ pub fn execute(mut plan: RunPlan, cancel: &AtomicBool, progress: &AtomicU64) -> 
         },
     };
     let initial = plan.device.clone();
-    let mut session = match wave_emulator::Session::new(
-        &plan.module,
-        &plan.dispatch,
-        std::mem::take(&mut plan.device),
-    ) {
-        Ok(s) => s,
-        Err(t) => {
-            result.trap = Some(trap(t));
-            return result;
-        }
+    let mut device = plan.device.clone();
+    let flag = Arc::clone(cancel);
+    let dispatch = wave_emulator::Dispatch {
+        interrupt: Some(wave_emulator::Interrupt::new(move || flag.load(Ordering::Relaxed))),
+        progress: Some(Arc::clone(progress)),
+        ..plan.dispatch.clone()
     };
-    const SLICE: u64 = 1 << 16;
-    let outcome = loop {
-        if cancel.load(Ordering::Relaxed) {
+    // Workgroups run on every core, with the one-thread results (docs/emulator.md).
+    let outcome = match wave_emulator::run(&plan.module, &dispatch, &mut device) {
+        Ok(outcome) => {
+            result.steps = outcome.steps;
+            result.warnings = outcome.warnings;
+            let s = &outcome.stats;
+            result.stats = vec![
+                ("instructions".into(), s.instructions.to_string()),
+                ("lane_ops".into(), s.lane_ops.to_string()),
+                ("utilisation".into(), format!("{:.4}", s.utilisation())),
+                ("alu".into(), s.by_class[0].to_string()),
+                ("memory".into(), s.by_class[1].to_string()),
+                ("wave".into(), s.by_class[2].to_string()),
+                ("control".into(), s.by_class[3].to_string()),
+                ("barrier_waits".into(), s.barrier_waits.to_string()),
+                ("device_read".into(), s.device_bytes[0].to_string()),
+                ("device_written".into(), s.device_bytes[1].to_string()),
+                ("workgroups".into(), s.workgroups.to_string()),
+            ];
+            Ok(())
+        }
+        Err(t) if cancel.load(Ordering::Relaxed) && t.message.starts_with("interrupted") => {
             result.cancelled = true;
-            break Ok(());
+            result.steps = progress.steps.load(Ordering::Relaxed);
+            Ok(())
         }
-        match session.run_until(&[], SLICE) {
-            Ok(wave_emulator::Stop::Finished) => break Ok(()),
-            Ok(_) => progress.store(session.steps(), Ordering::Relaxed),
-            Err(t) => break Err(t),
+        Err(t) => {
+            result.steps = progress.steps.load(Ordering::Relaxed);
+            Err(t)
         }
     };
-    result.steps = session.steps();
-    progress.store(result.steps, Ordering::Relaxed);
-    result.warnings = session.warnings();
-    let s = session.stats();
-    result.stats = vec![
-        ("instructions".into(), s.instructions.to_string()),
-        ("lane_ops".into(), s.lane_ops.to_string()),
-        ("utilisation".into(), format!("{:.4}", s.utilisation())),
-        ("alu".into(), s.by_class[0].to_string()),
-        ("memory".into(), s.by_class[1].to_string()),
-        ("wave".into(), s.by_class[2].to_string()),
-        ("control".into(), s.by_class[3].to_string()),
-        ("barrier_waits".into(), s.barrier_waits.to_string()),
-        ("device_read".into(), s.device_bytes[0].to_string()),
-        ("device_written".into(), s.device_bytes[1].to_string()),
-        ("workgroups".into(), s.workgroups.to_string()),
-    ];
-    let device = session.device();
+    let device = &device;
     for d in &plan.dumps {
         let values = (0..d.count)
             .map(|i| {
@@ -670,8 +670,8 @@ pub fn compare(
     plan: RunPlan,
     exe: &Path,
     timeout: Duration,
-    cancel: &AtomicBool,
-    progress: &AtomicU64,
+    cancel: &Arc<AtomicBool>,
+    progress: &Arc<Progress>,
 ) -> RunResult {
     let mut at32 = plan.clone();
     at32.dispatch.wave_width = 32;

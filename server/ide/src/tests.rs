@@ -444,18 +444,20 @@ fn settings(db: &Database) -> wave_db::Settings {
 
 #[test]
 fn a_wave_run_comment_gives_the_dispatch_and_the_run_shows_memory() {
-    use std::sync::atomic::{AtomicBool, AtomicU64};
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
     let db = Database::default();
     let file = SourceFile::new(&db, "t.wave".into(), ADD.into(), 1);
     let plan = crate::plan_run(&db, file, "add", None, settings(&db)).expect("a plan");
     assert_eq!(plan.from, "; wave-run:");
     assert_eq!(plan.dispatch.grid, [2, 1, 1]);
-    let progress = AtomicU64::new(0);
-    let r = crate::execute(plan, &AtomicBool::new(false), &progress);
+    let progress = Arc::new(crate::Progress::default());
+    let r = crate::execute(plan, &Arc::new(AtomicBool::new(false)), &progress);
     assert!(r.ok && r.trap.is_none(), "{r:?}");
     let want: Vec<String> = (5..21).map(|v: u32| v.to_string()).collect();
     assert_eq!(r.dumps[0].2, want, "thread t stores t + n");
-    assert!(progress.load(std::sync::atomic::Ordering::Relaxed) > 0);
+    assert!(progress.steps.load(std::sync::atomic::Ordering::Relaxed) > 0);
+    assert_eq!(progress.workgroups.load(std::sync::atomic::Ordering::Relaxed), 2);
     // The profile has every instruction with its line and lane share; the timeline its steps.
     assert_eq!(r.profile.len(), 8, "{:?}", r.profile);
     let store = r.profile.iter().find(|p| p.1.starts_with("device_store")).expect("the store");
@@ -547,7 +549,8 @@ fn a_comparison_names_each_buffer_and_its_first_differences() {
 
 #[test]
 fn a_case_file_next_to_the_source_gives_dispatch_and_expectations() {
-    use std::sync::atomic::{AtomicBool, AtomicU64};
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
     let dir = std::env::temp_dir().join(format!("wave-ide-case-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let source = ADD.lines().skip(1).collect::<Vec<_>>().join("\n") + "\n";
@@ -570,7 +573,7 @@ fn a_case_file_next_to_the_source_gives_dispatch_and_expectations() {
     let launch = debug.expect("a Debug lens with a launch");
     assert_eq!(launch.program.as_deref(), Some(dir.join("add.toml").as_path()));
     assert!(launch.args.contains(&("n".to_owned(), 100)), "{launch:?}");
-    let r = crate::execute(plan, &AtomicBool::new(false), &AtomicU64::new(0));
+    let r = crate::execute(plan, &Arc::new(AtomicBool::new(false)), &Arc::default());
     assert!(!r.ok, "the last value differs from the case");
     assert_eq!(r.dumps[0].2, ["100", "101", "102", "103"]);
     assert!(r.mismatches[0].contains("expected 7, got 103"), "{:?}", r.mismatches);
@@ -579,17 +582,18 @@ fn a_case_file_next_to_the_source_gives_dispatch_and_expectations() {
 
 #[test]
 fn runs_stop_on_cancel_and_on_the_budget_and_traps_have_file_lines() {
-    use std::sync::atomic::{AtomicBool, AtomicU64};
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
     let forever = "; a comment\n\n.kernel spin\n    mov_imm r1, 0\n    loop\n        iadd r1, r1, 1\n    endloop\n.end\n";
     let db = Database::default();
     let file = SourceFile::new(&db, "t.wave".into(), forever.into(), 1);
     let plan = crate::plan_run(&db, file, "spin", None, settings(&db)).expect("a plan");
-    let cancel = AtomicBool::new(true);
-    let r = crate::execute(plan.clone(), &cancel, &AtomicU64::new(0));
+    let cancel = Arc::new(AtomicBool::new(true));
+    let r = crate::execute(plan.clone(), &cancel, &Arc::default());
     assert!(r.cancelled && !r.ok);
     let mut small = plan;
     small.dispatch.max_steps = 10_000;
-    let r = crate::execute(small, &AtomicBool::new(false), &AtomicU64::new(0));
+    let r = crate::execute(small, &Arc::new(AtomicBool::new(false)), &Arc::default());
     let trap = r.trap.expect("the budget traps");
     assert!(trap.message.contains("instruction budget exceeded"), "{}", trap.message);
     assert!(matches!(trap.line, Some(4..=7)), "a line of the loop in the file: {trap:?}");
@@ -721,8 +725,8 @@ fn a_kernel_source_has_hints_lenses_and_previews_mapped_to_its_lines() {
     let plan = crate::plan_run(&db, file, "scale", None, settings).expect("a plan");
     let result = crate::execute(
         plan,
-        &std::sync::atomic::AtomicBool::new(false),
-        &std::sync::atomic::AtomicU64::new(0),
+        &std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        &std::sync::Arc::default(),
     );
     assert!(result.trap.is_none(), "{:?}", result.trap);
 }

@@ -337,7 +337,8 @@ impl Backend {
         let (mut plan, version) = planned.map_err(Error::invalid_params)?;
         let budget = self.with_state(|s| s.run_budget)?;
         plan.dispatch.max_steps = plan.dispatch.max_steps.min(budget);
-        let max_steps = plan.dispatch.max_steps;
+        let workgroups =
+            plan.dispatch.grid.iter().fold(1u64, |n, &d| n.saturating_mul(u64::from(d)));
         // Progress: the request's own token, or one we create when the client shows progress.
         let token = match params.work_done_progress_params.work_done_token {
             Some(t) => Some(t),
@@ -356,7 +357,8 @@ impl Backend {
         if let Some(k) = &key {
             let _ = self.with_state(|s| s.runs.insert(k.clone(), cancel.clone()));
         }
-        let progress = Arc::new(AtomicU64::new(0));
+        let progress = Arc::new(wave_ide::Progress::default());
+        let started = std::time::Instant::now();
         let ongoing = match &token {
             Some(t) => Some(
                 self.client
@@ -389,9 +391,10 @@ impl Backend {
                 done = &mut task => break done,
                 () = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
                     if let Some(p) = &ongoing {
-                        let steps = progress.load(Ordering::Relaxed);
-                        let percent = (steps.saturating_mul(100) / max_steps.max(1)).min(99) as u32;
-                        p.report_with_message(format!("{steps} wave-instructions"), percent, None).await;
+                        let done = progress.workgroups.load(Ordering::Relaxed);
+                        let percent = (done.saturating_mul(100) / workgroups.max(1)).min(99) as u32;
+                        let message = progress_message(&progress, workgroups, started.elapsed());
+                        p.report_with_message(message, percent, None).await;
                     }
                 }
             }
@@ -414,6 +417,17 @@ impl Backend {
         self.client.show_message(kind, summary).await;
         Ok(Some(run_result::run_json(&result)))
     }
+}
+
+/// `12 of 64 workgroups, 1.52 G lane-ops/s`: what a run in progress shows.
+fn progress_message(
+    progress: &wave_ide::Progress,
+    workgroups: u64,
+    elapsed: std::time::Duration,
+) -> String {
+    let done = progress.workgroups.load(Ordering::Relaxed);
+    let rate = progress.lane_ops.load(Ordering::Relaxed) as f64 / elapsed.as_secs_f64().max(1e-3);
+    format!("{done} of {workgroups} workgroups, {:.2} G lane-ops/s", rate / 1e9)
 }
 
 /// How long a kernel may run on a GPU for `wave.run`.

@@ -63,18 +63,21 @@ pub enum Runner {
     Gpu(GpuWorkers),
 }
 
-/// Runs every case under `paths` with `runner`, at `levels`.
+/// Runs every case under `paths` with `runner`, at `levels`. On the emulator the runs share
+/// `threads` threads: side by side, and each case's workgroups on its share.
 pub fn run_paths(
     paths: &[PathBuf],
     runner: &mut Runner,
     levels: Levels,
+    threads: usize,
 ) -> Result<Summary, String> {
-    let mut summary = Summary::default();
+    // Every run first (a case at one level), in order; a case that does not read is a failure.
+    let mut runs: Vec<(PathBuf, Result<Case, String>, Option<Level>)> = Vec::new();
     for path in wave_conformance::collect(paths)? {
         let case = match Case::load(&path) {
             Ok(c) => c,
             Err(e) => {
-                summary.failures.push(located(&path, None, e));
+                runs.push((path, Err(e), None));
                 continue;
             }
         };
@@ -86,24 +89,74 @@ pub fn run_paths(
             }
         };
         for level in at {
-            let verdict = match runner {
-                Runner::Emulator => {
-                    let case = level.map_or_else(|| case.clone(), |l| case.at_level(l));
-                    match case.run() {
-                        Ok(()) => Verdict::Pass,
-                        Err(e) => Verdict::Fail(e),
-                    }
-                }
-                Runner::Gpu(workers) => workers.run(&path, level),
-            };
-            match verdict {
-                Verdict::Pass => summary.passed += 1,
-                Verdict::Fail(e) => summary.failures.push(located(&path, level, e)),
-                Verdict::NotRun(why) => summary.not_run.push(located(&path, level, why)),
-            }
+            runs.push((path.clone(), Ok(case.clone()), level));
+        }
+    }
+    let verdicts: Vec<Verdict> = match runner {
+        Runner::Emulator => on_emulator(&runs, threads.max(1)),
+        Runner::Gpu(workers) => runs
+            .iter()
+            .map(|(path, case, level)| match case {
+                Ok(_) => workers.run(path, *level),
+                Err(e) => Verdict::Fail(e.clone()),
+            })
+            .collect(),
+    };
+    let mut summary = Summary::default();
+    for ((path, _, level), verdict) in runs.iter().zip(verdicts) {
+        match verdict {
+            Verdict::Pass => summary.passed += 1,
+            Verdict::Fail(e) => summary.failures.push(located(path, *level, e)),
+            Verdict::NotRun(why) => summary.not_run.push(located(path, *level, why)),
         }
     }
     Ok(summary)
+}
+
+/// The verdicts of `runs` on the emulator, in order, from `threads` threads.
+fn on_emulator(
+    runs: &[(PathBuf, Result<Case, String>, Option<Level>)],
+    threads: usize,
+) -> Vec<Verdict> {
+    let each = (threads / runs.len().max(1)).max(1) as u32;
+    let one = |(_, case, level): &(PathBuf, Result<Case, String>, Option<Level>)| {
+        let case = match case {
+            Ok(case) => case,
+            Err(e) => return Verdict::Fail(e.clone()),
+        };
+        let mut case = level.map_or_else(|| case.clone(), |l| case.at_level(l));
+        case.threads = each;
+        match case.run() {
+            Ok(()) => Verdict::Pass,
+            Err(e) => Verdict::Fail(e),
+        }
+    };
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut verdicts: Vec<Option<Verdict>> = runs.iter().map(|_| None).collect();
+    let done: Vec<(usize, Verdict)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.min(runs.len()))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(run) = runs.get(i) else { return out };
+                        out.push((i, one(run)));
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
+    });
+    for (i, v) in done {
+        verdicts[i] = Some(v);
+    }
+    verdicts
+        .into_iter()
+        .map(|v| {
+            v.unwrap_or_else(|| Verdict::Fail("the run did not finish (a worker stopped)".into()))
+        })
+        .collect()
 }
 
 fn located(path: &Path, level: Option<Level>, message: String) -> String {

@@ -183,9 +183,9 @@ fn a_nan_payload_differs_only_in_integer_views_of_nans() {
 fn the_emulator_runs_a_folder_of_cases_at_every_level() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/kernels/python");
     let mut runner = cases::Runner::Emulator;
-    let one = cases::run_paths(std::slice::from_ref(&root), &mut runner, Levels::Case)
+    let one = cases::run_paths(std::slice::from_ref(&root), &mut runner, Levels::Case, 2)
         .expect("the folder is there");
-    let all = cases::run_paths(&[root], &mut runner, Levels::All).expect("the folder is there");
+    let all = cases::run_paths(&[root], &mut runner, Levels::All, 1).expect("the folder is there");
     assert!(one.failures.is_empty() && all.failures.is_empty(), "{:?}", all.failures);
     assert!(one.passed >= 8);
     assert_eq!(all.passed, 4 * one.passed, "every case is a kernel source, run at 4 levels");

@@ -592,6 +592,8 @@ fn emulate(
         max_steps: launch.max_steps,
         trace: false,
         interrupt: launch.interrupt.clone(),
+        progress: None,
+        threads: 0,
     };
     let outcome = wave_emulator::run(&program.module, &dispatch, &mut memory)
         .map_err(|t| trap_error(program, t))?;
