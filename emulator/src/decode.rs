@@ -37,6 +37,10 @@ pub(crate) struct Op {
     pub pc: u32,
     /// Statistics class: 0 ALU, 1 memory, 2 wave operation, 3 control flow.
     pub class: u8,
+    /// An atomic whose old value no instruction can read (its destination is `r0` without
+    /// effect, or a register nothing reads afterwards): a workgroup run on a worker thread
+    /// may record it for the commit instead of performing it (`exec::overlay`).
+    pub discard: bool,
 }
 
 /// A decoded kernel.
@@ -119,6 +123,7 @@ pub(crate) fn decode(module: &Module, kernel: &Kernel) -> Result<Program, Decode
             target: 0,
             pc,
             class: class_of(code),
+            discard: false,
         };
         for operand in op.operands {
             match operand {
@@ -167,8 +172,58 @@ pub(crate) fn decode(module: &Module, kernel: &Kernel) -> Result<Program, Decode
             );
         }
     }
-    let insts = insts.into_iter().map(|(_, inst)| inst).collect();
+    let insts: Vec<Inst> = insts.into_iter().map(|(_, inst)| inst).collect();
+    mark_discarded_results(&mut ops, &insts);
     Ok(Program { ops: ops.into(), insts, registers, constants, uses_mma })
+}
+
+/// Sets [`Op::discard`] on the atomics whose old value is never read: no instruction after
+/// one reads its destination, nor, inside a loop, any instruction of the outermost loop
+/// around it (the next iteration). Kernels with calls are left alone: a function's code may
+/// run after any call.
+fn mark_discarded_results(ops: &mut [Op], insts: &[Inst]) {
+    if ops.iter().any(|o| o.code == Code::Call) {
+        return;
+    }
+    let reads: Vec<Vec<(u16, u16)>> = insts.iter().map(registers_read).collect();
+    for i in 0..ops.len() {
+        let Code::Atomic(_, ty, _) = ops[i].code else { continue };
+        let rd = ops[i].rd;
+        if rd == 0 {
+            ops[i].discard = true;
+            continue;
+        }
+        let width = if ty.is_64() { 2 } else { 1 };
+        // The outermost loop that holds the atomic, if any: its whole body runs again.
+        let from = ops[..i]
+            .iter()
+            .position(|o| o.code == Code::Loop && o.target as usize >= i)
+            .unwrap_or(i + 1);
+        let read = reads.get(from..).into_iter().flatten().any(|regs| {
+            regs.iter().any(|&(first, count)| first < rd + width && rd < first + count)
+        });
+        ops[i].discard = !read;
+    }
+}
+
+/// The registers an instruction reads: (first, count) per operand.
+fn registers_read(inst: &Inst) -> Vec<(u16, u16)> {
+    let Some(op) = inst.info() else { return vec![(0, u16::MAX)] };
+    let mut read = Vec::new();
+    for operand in op.operands {
+        match operand {
+            Operand::Reg { slot, write: false, .. } => read.push((
+                u16::from(inst.register(*slot)),
+                u16::from(wave_isa::operand_registers(op, operand, inst.modifier)),
+            )),
+            Operand::RegOrImm(_) if !inst.has_immediate_source() => {
+                read.push((u16::from(inst.rs2), 1));
+            }
+            Operand::Address { .. } => read.push((u16::from(inst.rs1), 1)),
+            _ => {}
+        }
+    }
+    read
 }
 
 fn registers_used(inst: &Inst) -> Vec<(u8, u8)> {

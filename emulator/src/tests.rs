@@ -482,3 +482,36 @@ f:
     .unwrap();
     assert_eq!(words(&memory, 0, 4), [0, 0x7FC0_0000, 0x7FC0_0000, 0x3F7F_FFFF]);
 }
+
+#[test]
+fn atomics_whose_old_value_nobody_reads_are_marked() {
+    let source = "
+.kernel k
+.param c: ptr
+.workgroup_size 32
+    mov_imm r4, 1
+    atomic_add r3, c, r4
+    atomic_add r5, c, r4
+    icmp.eq p0, r4, 1
+    loop
+        device_store.u32 [c], r6
+        atomic_add r6, c, r4
+        atomic_add r7, c, r4
+        break p0
+    endloop
+    atomic_add r8, c, r4
+    iadd r9, r8, 1
+.end
+";
+    let a = wave_asm::assemble(source, "d.wave");
+    assert!(!a.has_errors(), "{:#?}", a.diagnostics);
+    let prog = crate::decode::decode(&a.module, &a.module.kernels[0]).ok().expect("decodes");
+    let marks: Vec<(u16, bool)> = prog
+        .ops
+        .iter()
+        .filter(|o| matches!(o.code, crate::decode::Code::Atomic(..)))
+        .map(|o| (o.rd, o.discard))
+        .collect();
+    // r3 and r5 are never read; r6 is stored in the next iteration; r7 is not; r8 is read.
+    assert_eq!(marks, [(3, true), (5, true), (6, false), (7, true), (8, false)]);
+}

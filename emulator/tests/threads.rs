@@ -355,3 +355,46 @@ fn the_debugger_stepping_the_grid_ends_with_the_memory_of_every_thread_count() {
         assert_eq!(&result.expect("runs").stats, session.stats(), "statistics at {threads}");
     }
 }
+
+#[test]
+fn an_old_value_read_in_the_next_iteration_is_the_one_thread_value() {
+    // The atomic's destination is read only at the top of the next iteration: it is not a
+    // discarded result. A second atomic's destination is never read again: it may be.
+    let source = "
+.kernel k
+.param counter: ptr
+.param out: ptr
+.workgroup_size 32
+    mov r2, sr_thread_id_x
+    mov r3, sr_workgroup_id_x
+    shl r6, r3, 4
+    shl r7, r2, 2
+    iadd r6, r6, r7
+    iadd r6, r6, out
+    mov_imm r5, 7
+    mov_imm r8, 0
+    mov_imm r4, 1
+    icmp.lt p0, r2, 4
+    loop
+        @p0 device_store.u32 [r6], r5
+        @p0 atomic_add r5, counter, r4
+        iadd r9, counter, 4
+        @p0 atomic_add r10, r9, r4
+        iadd r8, r8, 1
+        icmp.ge p1, r8, 3
+        break p1
+    endloop
+    halt
+.end
+";
+    let (memory, result) = same_at_every_thread_count(
+        source,
+        &dispatch(50, &[("counter", 0), ("out", 64)]),
+        &[0; 4096],
+    );
+    result.expect("runs");
+    assert_eq!(word(&memory, 0), 50 * 4 * 3);
+    assert_eq!(word(&memory, 4), 50 * 4 * 3);
+    // Workgroup 49's lanes stored the tickets of their second iteration last.
+    assert_ne!(word(&memory, 64 + 49 * 16), 7);
+}

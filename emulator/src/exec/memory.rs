@@ -476,7 +476,7 @@ impl Exec {
                 lo
             }
         };
-        let defer = rd == 0 && ov.defers();
+        let defer = op.discard && ov.defers();
         for l in lanes(mask) {
             let (v, c) = (value(&wave.regs, rs2, l), value(&wave.regs, rs3, l));
             if defer {
