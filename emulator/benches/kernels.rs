@@ -198,11 +198,15 @@ fn gemm8x8() -> String {
 ",
     );
     for r in 40..104 {
-        s.push_str(&format!("    mov_imm r{r}, 0
-"));
+        s.push_str(&format!(
+            "    mov_imm r{r}, 0
+"
+        ));
     }
-    s.push_str("    loop
-");
+    s.push_str(
+        "    loop
+",
+    );
     // Each thread moves 4 values of the A tile and 4 of the B tile into Local Memory.
     s.push_str("        mov r32, r12\n        mov r33, r17\n");
     for q in 0..4 {
@@ -216,13 +220,23 @@ fn gemm8x8() -> String {
         }
     }
     for q in 0..4 {
-        s.push_str(&format!("        local_store.u32 [r14 + {}], r{}
-", 128 * q, 24 + q));
-        s.push_str(&format!("        local_store.u32 [r20 + {}], r{}
-", 1024 * q, 28 + q));
+        s.push_str(&format!(
+            "        local_store.u32 [r14 + {}], r{}
+",
+            128 * q,
+            24 + q
+        ));
+        s.push_str(&format!(
+            "        local_store.u32 [r20 + {}], r{}
+",
+            1024 * q,
+            28 + q
+        ));
     }
-    s.push_str("        barrier
-");
+    s.push_str(
+        "        barrier
+",
+    );
     for kk in 0..8 {
         let off = kk * 512;
         for h in 0..4 {
@@ -237,8 +251,12 @@ fn gemm8x8() -> String {
         for i in 0..8 {
             for j in 0..8 {
                 let acc = 40 + 8 * i + j;
-                s.push_str(&format!("        fma r{acc}, r{}, r{}, r{acc}
-", 104 + i, 112 + j));
+                s.push_str(&format!(
+                    "        fma r{acc}, r{}, r{}, r{acc}
+",
+                    104 + i,
+                    112 + j
+                ));
             }
         }
     }
@@ -273,8 +291,10 @@ fn gemm8x8() -> String {
             44 + 8 * i
         ));
     }
-    s.push_str(".end
-");
+    s.push_str(
+        ".end
+",
+    );
     s
 }
 
@@ -379,13 +399,18 @@ impl Gemm {
             black_box(&c);
         });
         let got = get(&self.memory, 2 * n * n * 4, n * n);
-        assert!(got.iter().zip(&c).all(|(g, e)| *g == e.to_bits()), "GEMM results differ from native");
+        assert!(
+            got.iter().zip(&c).all(|(g, e)| *g == e.to_bits()),
+            "GEMM results differ from native"
+        );
         native
     }
 }
 
 fn report(rows: &[Row], w: u32) {
-    println!("emulator at W = {w}, one thread, best of 3 runs (the GEMMs) or {RUNS} runs (the others)");
+    println!(
+        "emulator at W = {w}, one thread, best of 3 runs (the GEMMs) or {RUNS} runs (the others)"
+    );
     println!(
         "  {:<10} {:>12} {:>10} {:>12} {:>10} {:>8}",
         "kernel", "lane-ops", "emulated", "lane-ops/s", "native", "ratio"
@@ -419,9 +444,8 @@ fn report(rows: &[Row], w: u32) {
 /// Thread counts to measure: 1, 2, 4, ... up to the cores, and the cores.
 fn thread_counts() -> Vec<u32> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
-    let mut counts: Vec<u32> = std::iter::successors(Some(1u32), |t| Some(t * 2))
-        .take_while(|&t| t <= cores)
-        .collect();
+    let mut counts: Vec<u32> =
+        std::iter::successors(Some(1u32), |t| Some(t * 2)).take_while(|&t| t <= cores).collect();
     if counts.last() != Some(&cores) {
         counts.push(cores);
     }
@@ -540,7 +564,10 @@ fn main() {
         blocked.check_native(1);
         let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
         if let Some(&(_, two)) = s.iter().find(|(t, _)| *t == 2) {
-            println!("  target sgemm 512 >= 1.8x on 2 threads: {} ({two:.2}x)", verdict(two >= 1.8));
+            println!(
+                "  target sgemm 512 >= 1.8x on 2 threads: {} ({two:.2}x)",
+                verdict(two >= 1.8)
+            );
         }
         match s.iter().find(|(t, _)| *t == 16) {
             Some(&(_, sixteen)) => println!(
@@ -548,7 +575,9 @@ fn main() {
                 verdict(sixteen / 16.0 >= 0.8),
                 sixteen / 16.0
             ),
-            None => println!("  target sgemm 512 efficiency on 16 threads: not measured (fewer than 16 cores)"),
+            None => println!(
+                "  target sgemm 512 efficiency on 16 threads: not measured (fewer than 16 cores)"
+            ),
         }
     }
 }

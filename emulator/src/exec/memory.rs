@@ -8,7 +8,7 @@ use crate::decode::Op;
 
 use super::overlay::combine;
 use super::rows::{LANE_IDS, lanes, put_row, row_ref};
-use super::{Exec, LANES, Wave};
+use super::{CHUNK, Exec, LANES, Wave};
 
 /// The byte address of lane 0 when lanes `0..w` of the address row `addrs` (plus `offset`)
 /// are `size` bytes apart in lane order, with no address below zero or past 4 GiB; `None`
@@ -30,6 +30,78 @@ pub(super) fn contiguous(
     let first = i64::from(a0) + offset;
     let end = i64::from(a0) + (size * w) as i64;
     (ok && first >= 0 && end <= 1 << 32).then_some(first as usize)
+}
+
+/// Whether every access of `size` bytes at `addrs` plus `offset` lies inside `len` bytes: one
+/// branch-free pass (unsigned compares, which the baseline x86-64 target vectorises better
+/// than a minimum and a maximum).
+#[inline(always)]
+pub(super) fn all_within(addrs: &[u32], offset: i64, size: usize, len: usize) -> bool {
+    let Some(room) = (len as i64).checked_sub(size as i64 + offset) else { return false };
+    if room < 0 || offset < -(u32::MAX as i64) {
+        return false;
+    }
+    let highest = room.min(u32::MAX as i64) as u32;
+    let mut ok = true;
+    if offset >= 0 {
+        for &a in addrs {
+            ok &= a <= highest;
+        }
+    } else {
+        let lowest = (-offset) as u32;
+        for &a in addrs {
+            ok &= a <= highest && a >= lowest;
+        }
+    }
+    ok
+}
+
+/// Reads the 32-bit word at each address of `addrs` (plus `offset`, every one in bounds) into
+/// `out`, calling `seen(at, bytes)` for each run of bytes read. Eight lanes at a time that
+/// read consecutive words, or all one word (a row of a tile, a broadcast: the common
+/// patterns of a workgroup's loads from a tile), take one bounds check and one copy.
+#[inline(always)]
+pub(super) fn gather_words(
+    mem: &[u8],
+    addrs: &[u32],
+    offset: i64,
+    out: &mut [u32],
+    mut seen: impl FnMut(usize, usize),
+) {
+    let word = |at: usize| {
+        u32::from_le_bytes(mem.get(at..at + 4).and_then(|b| b.try_into().ok()).unwrap_or([0; 4]))
+    };
+    let (outs, out_rest) = out.as_chunks_mut::<CHUNK>();
+    let (chunks, rest) = addrs.as_chunks::<CHUNK>();
+    for (o, a) in outs.iter_mut().zip(chunks) {
+        let a0 = a[0];
+        let (mut consecutive, mut same) = (true, true);
+        for (i, &ai) in a.iter().enumerate() {
+            consecutive &= ai == a0.wrapping_add(4 * i as u32);
+            same &= ai == a0;
+        }
+        let at = (i64::from(a0) + offset) as usize;
+        if consecutive && let Some(bytes) = mem.get(at..at + 4 * CHUNK) {
+            for (o, b) in o.iter_mut().zip(bytes.as_chunks::<4>().0) {
+                *o = u32::from_le_bytes(*b);
+            }
+            seen(at, 4 * CHUNK);
+        } else if same {
+            *o = [word(at); CHUNK];
+            seen(at, 4);
+        } else {
+            for i in 0..CHUNK {
+                let at = (i64::from(a[i]) + offset) as usize;
+                o[i] = word(at);
+                seen(at, 4);
+            }
+        }
+    }
+    for (o, &a) in out_rest.iter_mut().zip(rest) {
+        let at = (i64::from(a) + offset) as usize;
+        *o = word(at);
+        seen(at, 4);
+    }
 }
 
 impl Exec {
@@ -104,8 +176,40 @@ impl Exec {
                 _ => Err(self.out_of_bounds(wave, op, l, addr, size, local)),
             }
         };
+        if mask == self.full && size == 4 {
+            // Every lane active (the common case): one pass checks every address, then
+            // eight lanes at a time are read as a row, a broadcast or a gather.
+            let addrs = row_ref(&wave.regs, op.rs1);
+            let w = self.w;
+            if all_within(&addrs[..w], offset, 4, mem.len()) {
+                let mut out = [0u32; LANES];
+                gather_words(mem, &addrs[..w], offset, &mut out[..w], |_, _| {});
+                self.blend(wave, op.rd, mask, &out);
+                self.count_bytes(mask, size, local, 0);
+                return Ok(());
+            }
+        }
+        if mask == self.full && size == 8 && op.rd < u16::MAX {
+            // A register pair in every lane: one bounds pass, then two words a lane.
+            let addrs = row_ref(&wave.regs, op.rs1);
+            let w = self.w;
+            if all_within(&addrs[..w], offset, 8, mem.len()) {
+                let (mut lo, mut hi) = ([0u32; LANES], [0u32; LANES]);
+                for ((l, h), &a) in lo.iter_mut().zip(hi.iter_mut()).zip(&addrs[..w]) {
+                    let at = (i64::from(a) + offset) as usize;
+                    if let Some(Ok(bytes)) = mem.get(at..at + 8).map(<&[u8; 8]>::try_from) {
+                        let v = u64::from_le_bytes(*bytes);
+                        (*l, *h) = (v as u32, (v >> 32) as u32);
+                    }
+                }
+                self.blend(wave, op.rd, mask, &lo);
+                self.blend(wave, op.rd + 1, mask, &hi);
+                self.count_bytes(mask, size, local, 0);
+                return Ok(());
+            }
+        }
         if mask == self.full
-            && size <= 4
+            && size < 4
             && let Some(first) = contiguous(row_ref(&wave.regs, op.rs1), self.w, size, offset)
             && first + size * self.w <= mem.len()
         {
@@ -149,13 +253,8 @@ impl Exec {
                     }
                 }
                 let mut out = [0u32; LANES];
-                for (o, &a) in out.iter_mut().zip(&addrs[..w]) {
-                    let a = (i64::from(a) + offset) as usize;
-                    let word: [u8; 4] =
-                        mem.get(a..a + 4).and_then(|b| b.try_into().ok()).unwrap_or([0; 4]);
-                    *o = u32::from_le_bytes(word);
-                }
-                self.blend(wave, op.rd, mask, out);
+                gather_words(mem, &addrs[..w], offset, &mut out[..w], |_, _| {});
+                self.blend(wave, op.rd, mask, &out);
             }
             4 => {
                 for l in lanes(mask) {
@@ -397,6 +496,25 @@ impl Exec {
             }
             self.count_bytes(mask, size, false, 0);
             return self.speculation_check();
+        }
+        if mask == self.full && size == 4 {
+            // A gather from pages the workgroup has not written: straight from the base.
+            let addrs = row_ref(&wave.regs, op.rs1);
+            let (lo, hi) =
+                addrs[..w].iter().fold((u32::MAX, 0), |(lo, hi), &a| (lo.min(a), hi.max(a)));
+            let mut out = [0u32; LANES];
+            if let Some(ov) = self.overlay.as_mut()
+                && ov.gather_words(
+                    &addrs[..w],
+                    offset,
+                    (i64::from(lo) + offset, i64::from(hi) + offset),
+                    &mut out[..w],
+                )
+            {
+                self.blend(wave, op.rd, mask, &out);
+                self.count_bytes(mask, size, false, 0);
+                return Ok(());
+            }
         }
         let addrs = self.addresses(wave, op, mask, size, false, offset)?;
         let Some(ov) = self.overlay.as_mut() else { return Ok(()) };

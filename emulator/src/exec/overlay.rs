@@ -194,6 +194,30 @@ impl Overlay {
         self.base.as_deref().and_then(|b| b.get(at..at + n))
     }
 
+    /// Reads the 32-bit word at each of `addrs` (plus `offset`) into `out`, recording each
+    /// as read, when every address lies in bounds within `lo..hi` and the workgroup wrote no
+    /// page there nor recorded an atomic; `false` (and nothing read) otherwise.
+    #[inline(always)]
+    pub(crate) fn gather_words(
+        &mut self,
+        addrs: &[u32],
+        offset: i64,
+        (lo, hi): (i64, i64),
+        out: &mut [u32],
+    ) -> bool {
+        if lo < 0 || hi + 4 > self.len as i64 || !self.deferred.is_empty() {
+            return false;
+        }
+        let (first, last) = (lo as usize / PAGE, (hi as usize + 3) / PAGE);
+        if (first..=last).any(|p| self.table.get(p).is_none_or(|&t| t != 0)) {
+            return false;
+        }
+        let Some(base) = self.base.as_deref() else { return false };
+        let read = &mut self.read;
+        super::memory::gather_words(base, addrs, offset, out, |at, n| read.set_bytes(at, n));
+        true
+    }
+
     /// Reads bytes `at..at + out.len()` (in bounds), recording them as read.
     #[inline(always)]
     pub(crate) fn read(&mut self, at: usize, out: &mut [u8]) {

@@ -57,7 +57,13 @@ pub(super) fn set_pred_bits(wave: &mut Wave, pd: u16, mask: u64, bits: u64) {
 }
 
 /// `out = a * b + c` lane by lane, in binary32 with one rounding.
-pub(super) fn fma_rows(a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
+pub(super) fn fma_rows(
+    a: &[u32; LANES],
+    b: &[u32; LANES],
+    c: &[u32; LANES],
+    out: &mut [u32; LANES],
+    span: usize,
+) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("fma") {
         #[allow(
@@ -66,26 +72,122 @@ pub(super) fn fma_rows(a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
         )]
         // SAFETY: `fma_rows_hardware` only requires the `fma` target feature, detected above.
         unsafe {
-            fma_rows_hardware(a, b, c, out);
+            fma_rows_hardware(a, b, c, out, span);
         }
         return;
     }
-    fma_rows_portable(a, b, c, out);
+    fma_rows_portable(a, b, c, out, span);
 }
 
 /// The same computation compiled for CPUs with FMA, so that `mul_add` is one instruction
 /// (the portable build calls a libm routine per lane).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "fma")]
-pub(super) fn fma_rows_hardware(a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
-    fma_rows_portable(a, b, c, out);
+pub(super) fn fma_rows_hardware(
+    a: &[u32; LANES],
+    b: &[u32; LANES],
+    c: &[u32; LANES],
+    out: &mut [u32; LANES],
+    span: usize,
+) {
+    fma_rows_portable(a, b, c, out, span);
+}
+
+/// `out = a * b + c` in the first `span` lanes, eight at a time.
+#[inline(always)]
+pub(super) fn fma_rows_portable(
+    a: &[u32; LANES],
+    b: &[u32; LANES],
+    c: &[u32; LANES],
+    out: &mut [u32; LANES],
+    span: usize,
+) {
+    let chunks = out
+        .as_chunks_mut::<CHUNK>()
+        .0
+        .iter_mut()
+        .zip(a.as_chunks::<CHUNK>().0)
+        .zip(b.as_chunks::<CHUNK>().0)
+        .zip(c.as_chunks::<CHUNK>().0)
+        .take(span / CHUNK);
+    for (((o, x), y), z) in chunks {
+        for i in 0..CHUNK {
+            o[i] = bits(f(x[i]).mul_add(f(y[i]), f(z[i])));
+        }
+    }
+}
+
+/// `acc = a * b + acc` in the first `span` lanes, with the CPU's FMA when it has one.
+pub(super) fn fma_acc_rows(
+    a: &[u32; LANES],
+    b: &[u32; LANES],
+    acc: &mut [u32; LANES],
+    span: usize,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("fma") {
+        #[allow(
+            unsafe_code,
+            reason = "the CPU was just checked to have FMA, which is all the function needs"
+        )]
+        // SAFETY: `fma_acc_hardware` only requires the `fma` target feature, detected above.
+        unsafe {
+            fma_acc_hardware(a, b, acc, span);
+        }
+        return;
+    }
+    fma_acc_portable(a, b, acc, span);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+fn fma_acc_hardware(a: &[u32; LANES], b: &[u32; LANES], acc: &mut [u32; LANES], span: usize) {
+    fma_acc_portable(a, b, acc, span);
 }
 
 #[inline(always)]
-pub(super) fn fma_rows_portable(a: &[u32], b: &[u32], c: &[u32], out: &mut [u32]) {
-    for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c) {
-        *o = bits(f(x).mul_add(f(y), f(z)));
+fn fma_acc_portable(a: &[u32; LANES], b: &[u32; LANES], acc: &mut [u32; LANES], span: usize) {
+    let chunks = acc
+        .as_chunks_mut::<CHUNK>()
+        .0
+        .iter_mut()
+        .zip(a.as_chunks::<CHUNK>().0)
+        .zip(b.as_chunks::<CHUNK>().0)
+        .take(span / CHUNK);
+    for ((o, x), y) in chunks {
+        for i in 0..CHUNK {
+            o[i] = bits(f(x[i]).mul_add(f(y[i]), f(o[i])));
+        }
     }
+}
+
+/// Row `rd` to write and rows `srcs` to read, apart, when no source is `rd`: so that an
+/// instruction with every lane active writes its result in place, without a row in between.
+#[inline(always)]
+pub(super) fn split_rows<const N: usize>(
+    regs: &mut [u32],
+    rd: u16,
+    srcs: [u16; N],
+) -> Option<(&mut [u32; LANES], [&[u32; LANES]; N])> {
+    static ZERO: [u32; LANES] = [0; LANES];
+    let at = usize::from(rd) * LANES;
+    let (lo, rest) = regs.split_at_mut_checked(at)?;
+    let (dst, hi) = rest.split_at_mut_checked(LANES)?;
+    let dst: &mut [u32; LANES] = dst.try_into().ok()?;
+    let (lo, hi) = (&*lo, &*hi);
+    let mut rows = [&ZERO; N];
+    for (row, &r) in rows.iter_mut().zip(&srcs) {
+        let s = usize::from(r) * LANES;
+        let found = if s + LANES <= at {
+            lo.get(s..s + LANES)
+        } else if s >= at + LANES {
+            hi.get(s - at - LANES..s - at)
+        } else {
+            None
+        };
+        *row = found?.try_into().ok()?;
+    }
+    Some((dst, rows))
 }
 
 /// Register row `r` (a row of zeros if it does not exist, which decoding rules out).
@@ -120,8 +222,8 @@ impl Exec {
 
     /// Writes `out` into row `rd` in the lanes of `mask`.
     #[inline(always)]
-    pub(super) fn blend(&self, wave: &mut Wave, rd: u16, mask: u64, out: [u32; LANES]) {
-        put_row(&mut wave.regs, rd, mask == self.full, mask, self.span, &out);
+    pub(super) fn blend(&self, wave: &mut Wave, rd: u16, mask: u64, out: &[u32; LANES]) {
+        put_row(&mut wave.regs, rd, mask == self.full, mask, self.span, out);
     }
 
     /// Source row `r`: a register of the wave, or (at and above R) an immediate's row.
@@ -146,12 +248,79 @@ impl Exec {
                 o[i] = f(x[i]);
             }
         }
-        self.blend(wave, op.rd, mask, out);
+        self.blend(wave, op.rd, mask, &out);
     }
 
     /// `rd = f(rs1, rs2)` in the lanes of `mask`.
     #[inline(never)]
     pub(super) fn map2(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32, u32) -> u32) {
+        if mask == self.full {
+            // Every lane active: the result goes straight into rd (also when rd is one of
+            // the sources, as in `iadd r1, r1, 4`: lane i reads only lane i).
+            let n = self.span / CHUNK;
+            let (rd, r1, r2) = (op.rd, op.rs1, op.rs2);
+            // An immediate (a constant row) is one value for every lane, which lets the
+            // compiler vectorise what it cannot lane by lane (shifts, on the baseline target).
+            let uniform = usize::from(r2) >= self.prog.registers;
+            if uniform && rd != r2 {
+                let b = self.src(wave, r2)[0];
+                if rd == r1 {
+                    if let Some(Ok(dst)) = wave
+                        .regs
+                        .get_mut(usize::from(rd) * LANES..(usize::from(rd) + 1) * LANES)
+                        .map(<&mut [u32; LANES]>::try_from)
+                    {
+                        for o in dst.as_chunks_mut::<CHUNK>().0.iter_mut().take(n) {
+                            for v in o.iter_mut() {
+                                *v = f(*v, b);
+                            }
+                        }
+                        return;
+                    }
+                } else if let Some((dst, [x])) = split_rows(&mut wave.regs, rd, [r1]) {
+                    let pieces = dst.as_chunks_mut::<CHUNK>().0.iter_mut();
+                    for (o, x) in pieces.zip(x.as_chunks::<CHUNK>().0).take(n) {
+                        for i in 0..CHUNK {
+                            o[i] = f(x[i], b);
+                        }
+                    }
+                    return;
+                }
+            }
+            if rd != r1 && rd != r2 {
+                if let Some((dst, [x, y])) = split_rows(&mut wave.regs, rd, [r1, r2]) {
+                    let pieces = dst.as_chunks_mut::<CHUNK>().0.iter_mut();
+                    let sources = x.as_chunks::<CHUNK>().0.iter().zip(y.as_chunks::<CHUNK>().0);
+                    for (o, (x, y)) in pieces.zip(sources).take(n) {
+                        for i in 0..CHUNK {
+                            o[i] = f(x[i], y[i]);
+                        }
+                    }
+                    return;
+                }
+            } else if rd == r1 && rd != r2 {
+                if let Some((dst, [y])) = split_rows(&mut wave.regs, rd, [r2]) {
+                    let pieces = dst.as_chunks_mut::<CHUNK>().0.iter_mut();
+                    for (o, y) in pieces.zip(y.as_chunks::<CHUNK>().0).take(n) {
+                        for i in 0..CHUNK {
+                            o[i] = f(o[i], y[i]);
+                        }
+                    }
+                    return;
+                }
+            } else if rd == r2
+                && rd != r1
+                && let Some((dst, [x])) = split_rows(&mut wave.regs, rd, [r1])
+            {
+                let pieces = dst.as_chunks_mut::<CHUNK>().0.iter_mut();
+                for (o, x) in pieces.zip(x.as_chunks::<CHUNK>().0).take(n) {
+                    for i in 0..CHUNK {
+                        o[i] = f(x[i], o[i]);
+                    }
+                }
+                return;
+            }
+        }
         let (a, b) = (self.src(wave, op.rs1), self.src(wave, op.rs2));
         let mut out = [0u32; LANES];
         let rows = out
@@ -165,7 +334,7 @@ impl Exec {
                 o[i] = f(x[i], y[i]);
             }
         }
-        self.blend(wave, op.rd, mask, out);
+        self.blend(wave, op.rd, mask, &out);
     }
 
     /// `rd = f(rs1, rs2, rs3)` in the lanes of `mask`.
@@ -191,20 +360,41 @@ impl Exec {
                 o[i] = f(x[i], y[i], z[i]);
             }
         }
-        self.blend(wave, op.rd, mask, out);
+        self.blend(wave, op.rd, mask, &out);
     }
 
     /// `rd = rs1 * rs2 + rs3` with one rounding, using the CPU's FMA when it has one.
     pub(super) fn fma(&self, wave: &mut Wave, op: &Op, mask: u64) {
+        if mask == self.full {
+            // Every lane active: accumulate in place (`fma r10, r1, r2, r10`), or write rd
+            // straight from three other rows.
+            let (rd, r1, r2, r3) = (op.rd, op.rs1, op.rs2, op.rs3);
+            if rd == r3
+                && rd != r1
+                && rd != r2
+                && let Some((acc, [x, y])) = split_rows(&mut wave.regs, rd, [r1, r2])
+            {
+                fma_acc_rows(x, y, acc, self.span);
+                return;
+            }
+            if rd != r1
+                && rd != r2
+                && rd != r3
+                && let Some((dst, [x, y, z])) = split_rows(&mut wave.regs, rd, [r1, r2, r3])
+            {
+                fma_rows(x, y, z, dst, self.span);
+                return;
+            }
+        }
         let mut out = [0u32; LANES];
-        let n = self.span;
         fma_rows(
-            &self.src(wave, op.rs1)[..n],
-            &self.src(wave, op.rs2)[..n],
-            &self.src(wave, op.rs3)[..n],
-            &mut out[..n],
+            self.src(wave, op.rs1),
+            self.src(wave, op.rs2),
+            self.src(wave, op.rs3),
+            &mut out,
+            self.span,
         );
-        self.blend(wave, op.rd, mask, out);
+        self.blend(wave, op.rd, mask, &out);
     }
 
     /// Sets predicate `pd` in the lanes of `mask` from a per-lane test.

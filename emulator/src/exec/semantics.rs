@@ -224,7 +224,7 @@ impl Exec {
             Code::Shuffle(from) => self.shuffle(wave, op, mask, from),
             Code::Ballot => {
                 let value = (self.pred_value(wave, op.pred) & mask) as u32;
-                self.blend(wave, op.rd, mask, [value; LANES]);
+                self.blend(wave, op.rd, mask, &[value; LANES]);
             }
             Code::Any | Code::All => {
                 let p = self.pred_value(wave, op.pred) & mask;
@@ -249,7 +249,7 @@ impl Exec {
                     } else {
                         reduce_values(kind, lanes(mask).map(|l| src[l]))
                     };
-                    self.blend(wave, op.rd, mask, [total; LANES]);
+                    self.blend(wave, op.rd, mask, &[total; LANES]);
                 }
             }
             Code::If => {
