@@ -56,10 +56,11 @@ pub(super) fn all_within(addrs: &[u32], offset: i64, size: usize, len: usize) ->
     ok
 }
 
-/// Reads the 32-bit word at each address of `addrs` (plus `offset`, every one in bounds) into
-/// `out`, calling `seen(at, bytes)` for each run of bytes read. Eight lanes at a time that
-/// read consecutive words, or all one word (a row of a tile, a broadcast: the common
-/// patterns of a workgroup's loads from a tile), take one bounds check and one copy.
+/// Reads the 32-bit word at each address of `addrs` (plus `offset`) into `out`, calling
+/// `seen(at, bytes)` for each run of bytes read; `false` as soon as an access falls outside
+/// `mem` (the caller then finds the lane to trap). Eight lanes at a time that read
+/// consecutive words, or all one word (a row of a tile, a broadcast: the common patterns of a
+/// workgroup's loads from a tile), take one bounds check and one copy.
 #[inline(always)]
 pub(super) fn gather_words(
     mem: &[u8],
@@ -67,9 +68,11 @@ pub(super) fn gather_words(
     offset: i64,
     out: &mut [u32],
     mut seen: impl FnMut(usize, usize),
-) {
-    let word = |at: usize| {
-        u32::from_le_bytes(mem.get(at..at + 4).and_then(|b| b.try_into().ok()).unwrap_or([0; 4]))
+) -> bool {
+    let word = |a: u32| -> Option<(usize, u32)> {
+        let at = usize::try_from(i64::from(a) + offset).ok()?;
+        let bytes: [u8; 4] = mem.get(at..at.checked_add(4)?)?.try_into().ok()?;
+        Some((at, u32::from_le_bytes(bytes)))
     };
     let (outs, out_rest) = out.as_chunks_mut::<CHUNK>();
     let (chunks, rest) = addrs.as_chunks::<CHUNK>();
@@ -80,28 +83,32 @@ pub(super) fn gather_words(
             consecutive &= ai == a0.wrapping_add(4 * i as u32);
             same &= ai == a0;
         }
-        let at = (i64::from(a0) + offset) as usize;
-        if consecutive && let Some(bytes) = mem.get(at..at + 4 * CHUNK) {
+        if consecutive
+            && let Ok(at) = usize::try_from(i64::from(a0) + offset)
+            && let Some(bytes) = mem.get(at..at + 4 * CHUNK)
+        {
             for (o, b) in o.iter_mut().zip(bytes.as_chunks::<4>().0) {
                 *o = u32::from_le_bytes(*b);
             }
             seen(at, 4 * CHUNK);
         } else if same {
-            *o = [word(at); CHUNK];
+            let Some((at, v)) = word(a0) else { return false };
+            *o = [v; CHUNK];
             seen(at, 4);
         } else {
-            for i in 0..CHUNK {
-                let at = (i64::from(a[i]) + offset) as usize;
-                o[i] = word(at);
+            for (o, &a) in o.iter_mut().zip(a) {
+                let Some((at, v)) = word(a) else { return false };
+                *o = v;
                 seen(at, 4);
             }
         }
     }
     for (o, &a) in out_rest.iter_mut().zip(rest) {
-        let at = (i64::from(a) + offset) as usize;
-        *o = word(at);
+        let Some((at, v)) = word(a) else { return false };
+        *o = v;
         seen(at, 4);
     }
+    true
 }
 
 impl Exec {
@@ -176,14 +183,28 @@ impl Exec {
                 _ => Err(self.out_of_bounds(wave, op, l, addr, size, local)),
             }
         };
+        if mask == self.full
+            && size == 4
+            && let addrs = row_ref(&wave.regs, op.rs1)
+            && addrs[1] == addrs[0].wrapping_add(4)
+            && let Some(first) = contiguous(addrs, self.w, size, offset)
+            && let Some(bytes) = mem.get(first..first + 4 * self.w)
+            && let Some(out) = wave.regs.get_mut(rd..rd + self.w)
+        {
+            // Lane l reading `first + 4 l` (a coalesced access): one copy into the row.
+            for (o, b) in out.iter_mut().zip(bytes.as_chunks::<4>().0) {
+                *o = u32::from_le_bytes(*b);
+            }
+            self.count_bytes(mask, size, local, 0);
+            return Ok(());
+        }
         if mask == self.full && size == 4 {
-            // Every lane active (the common case): one pass checks every address, then
-            // eight lanes at a time are read as a row, a broadcast or a gather.
+            // Every lane active (the common case): eight lanes at a time are read as a row,
+            // a broadcast or a gather, each checked once.
             let addrs = row_ref(&wave.regs, op.rs1);
             let w = self.w;
-            if all_within(&addrs[..w], offset, 4, mem.len()) {
-                let mut out = [0u32; LANES];
-                gather_words(mem, &addrs[..w], offset, &mut out[..w], |_, _| {});
+            let mut out = [0u32; LANES];
+            if gather_words(mem, &addrs[..w], offset, &mut out[..w], |_, _| {}) {
                 self.blend(wave, op.rd, mask, &out);
                 self.count_bytes(mask, size, local, 0);
                 return Ok(());
@@ -195,12 +216,29 @@ impl Exec {
             let w = self.w;
             if all_within(&addrs[..w], offset, 8, mem.len()) {
                 let (mut lo, mut hi) = ([0u32; LANES], [0u32; LANES]);
-                for ((l, h), &a) in lo.iter_mut().zip(hi.iter_mut()).zip(&addrs[..w]) {
+                let pair = |a: u32| {
                     let at = (i64::from(a) + offset) as usize;
-                    if let Some(Ok(bytes)) = mem.get(at..at + 8).map(<&[u8; 8]>::try_from) {
-                        let v = u64::from_le_bytes(*bytes);
-                        (*l, *h) = (v as u32, (v >> 32) as u32);
+                    let v = match mem.get(at..at + 8).map(<&[u8; 8]>::try_from) {
+                        Some(Ok(bytes)) => u64::from_le_bytes(*bytes),
+                        _ => 0,
+                    };
+                    (v as u32, (v >> 32) as u32)
+                };
+                let pieces =
+                    lo.as_chunks_mut::<CHUNK>().0.iter_mut().zip(hi.as_chunks_mut::<CHUNK>().0);
+                for ((l, h), a) in pieces.zip(addrs[..w].as_chunks::<CHUNK>().0) {
+                    if a.iter().all(|&x| x == a[0]) {
+                        // Eight lanes reading one pair (a fragment every lane of a row shares).
+                        let (x, y) = pair(a[0]);
+                        (*l, *h) = ([x; CHUNK], [y; CHUNK]);
+                    } else {
+                        for i in 0..CHUNK {
+                            (l[i], h[i]) = pair(a[i]);
+                        }
                     }
+                }
+                for l in (w / CHUNK * CHUNK)..w {
+                    (lo[l], hi[l]) = pair(addrs[l]);
                 }
                 self.blend(wave, op.rd, mask, &lo);
                 self.blend(wave, op.rd + 1, mask, &hi);

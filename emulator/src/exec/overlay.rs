@@ -214,8 +214,7 @@ impl Overlay {
         }
         let Some(base) = self.base.as_deref() else { return false };
         let read = &mut self.read;
-        super::memory::gather_words(base, addrs, offset, out, |at, n| read.set_bytes(at, n));
-        true
+        super::memory::gather_words(base, addrs, offset, out, |at, n| read.set_bytes(at, n))
     }
 
     /// Reads bytes `at..at + out.len()` (in bounds), recording them as read.
