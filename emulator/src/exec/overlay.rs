@@ -161,6 +161,11 @@ impl Overlay {
         self.base = None;
     }
 
+    /// Pages the workgroup wrote.
+    pub(crate) fn pages(&self) -> usize {
+        self.pages.len()
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.len
     }

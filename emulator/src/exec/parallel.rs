@@ -11,21 +11,35 @@
 //! fault in memory: what the one-thread run leaves. docs/emulator.md ("Threads") has the
 //! argument.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
 
 use crate::Trap;
 
-use super::memory::REDO;
 use super::overlay::{Lines, Overlay};
 use super::{Exec, Stats};
 
-/// Workgroups per worker in a batch: enough to balance uneven workgroups, few enough that a
-/// batch's overlays stay small.
+/// Workgroups per worker in the first batch; later batches are sized by time.
 const PER_WORKER: usize = 4;
 
-/// The most memory the overlays' line sets and page tables of one batch may take.
+/// How long a batch should take: long enough that waiting for the slowest worker and
+/// committing cost little, short enough that a long run shows progress and budgets bite.
+const BATCH_TIME: Duration = Duration::from_millis(50);
+
+/// The most memory the overlays of one batch may hold (line sets, page tables, pages).
 const OVERLAY_BUDGET: usize = 256 << 20;
+
+/// Bytes a written page holds in an overlay.
+const PAGE_BYTES: usize = 4096 + 64 * 8;
+
+/// A workgroup for a worker to run.
+struct Task {
+    index: u64,
+    slot: usize,
+    overlay: Overlay,
+    base: Arc<Vec<u8>>,
+    budget: (u64, u64),
+}
 
 /// What a workgroup did on a worker, waiting for its commit.
 struct Spec {
@@ -125,14 +139,65 @@ impl Exec {
     /// Runs every workgroup of the grid on `self.threads` threads.
     pub(super) fn run_parallel(&mut self, total: u64) -> Result<(), Trap> {
         let threads = self.threads.min(total as usize).max(1);
-        let overlay_bytes = self.device.len() / 256 + 4096;
-        let most = (OVERLAY_BUDGET / overlay_bytes).clamp(threads, 1 << 16);
-        let mut batch = (threads * PER_WORKER).min(most);
         let mut workers: Vec<Exec> = (0..threads).map(|_| self.worker()).collect();
-        let pool: Mutex<Vec<Overlay>> = Mutex::new(Vec::new());
+        // Runs the workgroups that must run again, on this thread.
+        let mut redo = self.worker();
+        let (task_tx, task_rx) = mpsc::channel::<Task>();
+        let task_rx = Mutex::new(task_rx);
+        let (done_tx, done_rx) = mpsc::channel::<(usize, Option<Spec>)>();
+        let tracing = self.trace.is_some();
+        std::thread::scope(|scope| {
+            for worker in workers.iter_mut() {
+                let (task_rx, done_tx) = (&task_rx, done_tx.clone());
+                scope.spawn(move || {
+                    loop {
+                        let task = match task_rx.lock() {
+                            Ok(rx) => rx.recv(),
+                            Err(_) => return,
+                        };
+                        let Ok(task) = task else { return };
+                        // A panic (the interpreter has none) loses only this workgroup's
+                        // speculation: it runs again on the committing thread.
+                        let spec = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            worker.speculate(
+                                task.index,
+                                task.overlay,
+                                task.base,
+                                true,
+                                task.budget,
+                                tracing,
+                            )
+                        }))
+                        .ok();
+                        if done_tx.send((task.slot, spec)).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+            drop(done_tx);
+            let result = self.batches(total, threads, &task_tx, &done_rx, &mut redo);
+            drop(task_tx);
+            result
+        })
+    }
+
+    /// The batches of [`Exec::run_parallel`]: each sent to the workers as tasks, then
+    /// committed in grid order.
+    fn batches(
+        &mut self,
+        total: u64,
+        threads: usize,
+        tasks: &mpsc::Sender<Task>,
+        done: &mpsc::Receiver<(usize, Option<Spec>)>,
+        redo: &mut Exec,
+    ) -> Result<(), Trap> {
+        let tracing = self.trace.is_some();
+        let overlay_bytes = self.device.len() / 256 + 4096;
+        let mut batch = threads * PER_WORKER;
+        let mut pool: Vec<Overlay> = Vec::new();
         let mut written = Lines::default();
         written.fit_to(self.device.len());
-        let tracing = self.trace.is_some();
         let mut next = 0u64;
         // After a batch where most workgroups had to run again, the next few run on this
         // thread alone: they depend on each other (a ticket counter, a chain).
@@ -145,49 +210,34 @@ impl Exec {
                 continue;
             }
             let n = (batch as u64).min(total - next) as usize;
-            let began = std::time::Instant::now();
+            let began = Instant::now();
             let base = Arc::new(std::mem::take(&mut self.device));
             let budget = (0, self.max_steps.saturating_sub(self.steps));
-            let taken = AtomicUsize::new(0);
             let mut specs: Vec<Option<Spec>> = Vec::with_capacity(n);
             specs.resize_with(n, || None);
-            let done: Vec<(usize, Spec)> = std::thread::scope(|scope| {
-                let handles: Vec<_> = workers
-                    .iter_mut()
-                    .take(n)
-                    .map(|worker| {
-                        let (base, taken, pool) = (&base, &taken, &pool);
-                        scope.spawn(move || {
-                            let mut out = Vec::new();
-                            loop {
-                                let i = taken.fetch_add(1, Ordering::Relaxed);
-                                if i >= n {
-                                    return out;
-                                }
-                                let overlay =
-                                    pool.lock().ok().and_then(|mut p| p.pop()).unwrap_or_default();
-                                let spec = worker.speculate(
-                                    next + i as u64,
-                                    overlay,
-                                    Arc::clone(base),
-                                    true,
-                                    budget,
-                                    tracing,
-                                );
-                                out.push((i, spec));
-                            }
-                        })
-                    })
-                    .collect();
-                handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
-            });
-            for (i, spec) in done {
-                if let Some(slot) = specs.get_mut(i) {
-                    *slot = Some(spec);
+            let mut sent = 0;
+            for slot in 0..n {
+                let task = Task {
+                    index: next + slot as u64,
+                    slot,
+                    overlay: pool.pop().unwrap_or_default(),
+                    base: Arc::clone(&base),
+                    budget,
+                };
+                if tasks.send(task).is_ok() {
+                    sent += 1;
+                }
+            }
+            for _ in 0..sent {
+                let Ok((slot, spec)) = done.recv() else { break };
+                if let Some(s) = specs.get_mut(slot) {
+                    *s = spec;
                 }
             }
             self.device = Arc::try_unwrap(base).unwrap_or_else(|shared| shared.to_vec());
+            let running = began.elapsed();
             let mut redone = 0;
+            let mut pages = 0;
             for (i, spec) in specs.into_iter().enumerate() {
                 let index = next + i as u64;
                 let spec = match spec {
@@ -199,15 +249,10 @@ impl Exec {
                         spec
                     }
                     other => {
-                        // A worker that died (it cannot: the interpreter does not panic)
-                        // leaves its workgroups to this thread.
                         redone += 1;
                         let overlay = other.map(|s| s.overlay).unwrap_or_default();
-                        let Some(worker) = workers.first_mut() else {
-                            return Err(self.trap(None, None, None, REDO.into()));
-                        };
                         let base = Arc::new(std::mem::take(&mut self.device));
-                        let spec = worker.speculate(
+                        let spec = redo.speculate(
                             index,
                             overlay,
                             Arc::clone(&base),
@@ -220,26 +265,30 @@ impl Exec {
                         spec
                     }
                 };
+                pages += spec.overlay.pages();
                 spec.overlay.commit(&mut self.device, &mut written);
-                self.merge(spec, &pool)?;
+                self.merge(spec, &mut pool)?;
                 self.finished_workgroup();
             }
             written.clear();
             next += n as u64;
-            // Batches of small workgroups grow until starting the threads costs little.
-            if began.elapsed() < std::time::Duration::from_millis(4) && n == batch {
-                batch = (batch * 2).min(most);
-            }
             if redone * 2 > n {
                 alone_until = next + 4 * n as u64;
             }
+            // The next batch lasts about BATCH_TIME (fewer waits for the slowest worker and
+            // for the commit), within the memory its overlays may hold.
+            let per_workgroup = running.as_secs_f64() / n as f64;
+            let by_time = (BATCH_TIME.as_secs_f64() / per_workgroup.max(1e-9)) as usize;
+            let each = overlay_bytes + pages * PAGE_BYTES / n;
+            let by_memory = OVERLAY_BUDGET / each.max(1);
+            batch = by_time.min(by_memory).clamp(threads, 1 << 16).min(batch.saturating_mul(8));
         }
         Ok(())
     }
 
     /// Takes a committed workgroup's statistics, trace and notes, as the one-thread run
     /// would have gathered them, and returns its overlay to the pool.
-    fn merge(&mut self, spec: Spec, pool: &Mutex<Vec<Overlay>>) -> Result<(), Trap> {
+    fn merge(&mut self, spec: Spec, pool: &mut Vec<Overlay>) -> Result<(), Trap> {
         let offset = self.steps - spec.steps.0;
         self.steps += spec.steps.1 - spec.steps.0;
         self.published.1 += spec.steps.1 - spec.steps.0;
@@ -277,9 +326,7 @@ impl Exec {
                 self.notes.push(note);
             }
         }
-        if let Ok(mut p) = pool.lock() {
-            p.push(spec.overlay);
-        }
+        pool.push(spec.overlay);
         spec.result
     }
 }
