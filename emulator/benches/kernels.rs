@@ -477,11 +477,38 @@ fn scaling(name: &str, counts: &[u32], mut time: impl FnMut(u32) -> Duration) ->
     out
 }
 
+/// The median time of one-thread runs of `gemm` made on `cores` threads at once, each on its
+/// own memory.
+fn loaded_one_thread(gemm: &Gemm, w: u32, cores: usize) -> Duration {
+    let mut times: Vec<Duration> = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..cores)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut memory = gemm.memory.clone();
+                    let dispatch = gemm.dispatch(w, 1);
+                    best(1, || {
+                        run(&gemm.module, &dispatch, &mut memory).expect("the GEMM runs");
+                    })
+                })
+            })
+            .collect();
+        runs.into_iter().filter_map(|r| r.join().ok()).collect()
+    });
+    times.sort();
+    times.get(times.len() / 2).copied().unwrap_or_default()
+}
+
 fn main() {
     let w = std::env::var("WAVE_WIDTH").ok().and_then(|v| v.parse().ok()).unwrap_or(32);
-    // WAVE_BENCH=name runs one part (sgemm, gemm8x8, reduce, histogram, scaling).
+    // WAVE_BENCH=name runs one part (sgemm, gemm8x8, reduce, histogram, scaling); `source`
+    // prints the register-blocked GEMM.
     let only = std::env::var("WAVE_BENCH").ok();
     let wanted = |name: &str| only.as_deref().is_none_or(|o| o == name);
+    if only.as_deref() == Some("source") {
+        // The register-blocked kernel's text, to run it with `wave run`.
+        print!("{}", gemm8x8());
+        return;
+    }
     let mut rows = Vec::new();
     let mut lane_ops = 0;
 
@@ -565,6 +592,21 @@ fn main() {
         let mut sgemm = Gemm::new(SGEMM, 512, 16);
         let s = scaling("sgemm 512", &counts, |t| sgemm.time(w, t, 1).0);
         sgemm.check_native(1);
+        // A core runs one thread faster when the others are idle (turbo frequencies, a
+        // shared host): the same one-thread run made on every core at once shows what one
+        // core gives when all are busy, the most t threads can make of t cores.
+        let cores = counts.last().copied().unwrap_or(1);
+        let loaded = loaded_one_thread(&sgemm, w, cores as usize);
+        let parallel = best(2, || {
+            sgemm.time(w, cores, 1);
+        });
+        let speedup = loaded.as_secs_f64() / parallel.as_secs_f64();
+        println!(
+            "  sgemm 512: one thread on each of {cores} cores at once {:.1} ms each; {cores} threads {:.1} ms: efficiency {:.2} against a busy core",
+            loaded.as_secs_f64() * 1e3,
+            parallel.as_secs_f64() * 1e3,
+            speedup / f64::from(cores)
+        );
         let mut blocked = Gemm::new(&gemm8x8(), 512, 128);
         scaling("gemm8x8 512", &counts, |t| blocked.time(w, t, 1).0);
         blocked.check_native(1);

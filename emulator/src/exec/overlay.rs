@@ -93,11 +93,53 @@ impl Lines {
     }
 }
 
-/// A page a workgroup wrote: its bytes (the base's, then the workgroup's stores) and which of
-/// them it wrote, one word per line.
+/// A page a workgroup wrote: the bytes it stored, and which they are (one word per line, a
+/// bit per byte); the other bytes of `data` mean nothing.
 struct Page {
     data: Box<[u8; PAGE]>,
     written: [u64; LINES_PER_PAGE],
+}
+
+/// How many of some bytes of a page the workgroup wrote.
+enum Written {
+    All,
+    None,
+    Some,
+}
+
+impl Page {
+    /// The bits of bytes `off..off + n` of the page, line by line: (line, mask).
+    fn lines(off: usize, n: usize) -> impl Iterator<Item = (usize, u64)> {
+        let end = off + n;
+        (off / LINE..=(end - 1) / LINE).map(move |line| {
+            let lo = off.max(line * LINE) - line * LINE;
+            let hi = end.min((line + 1) * LINE) - line * LINE;
+            let mask = if hi - lo == 64 { u64::MAX } else { ((1u64 << (hi - lo)) - 1) << lo };
+            (line, mask)
+        })
+    }
+
+    fn mark(&mut self, off: usize, n: usize) {
+        for (line, mask) in Self::lines(off, n) {
+            self.written[line] |= mask;
+        }
+    }
+
+    fn written_in(&self, off: usize, n: usize) -> Written {
+        let (mut all, mut none) = (true, true);
+        for (line, mask) in Self::lines(off, n) {
+            let w = self.written[line] & mask;
+            all &= w == mask;
+            none &= w == 0;
+        }
+        if all {
+            Written::All
+        } else if none {
+            Written::None
+        } else {
+            Written::Some
+        }
+    }
 }
 
 /// An atomic left for the commit.
@@ -230,30 +272,45 @@ impl Overlay {
         self.read.set_bytes(at, n);
         let page = at / PAGE;
         if (at + n - 1) / PAGE == page {
+            let off = at % PAGE;
             let src = match self.table.get(page) {
-                Some(&t) if t != 0 => {
-                    let off = at % PAGE;
-                    self.slots.get(t as usize - 1).and_then(|s| s.data.get(off..off + n))
-                }
+                Some(&t) if t != 0 => match self.slots.get(t as usize - 1) {
+                    // Bytes the workgroup wrote come from its page, the others from the base.
+                    Some(slot) => match slot.written_in(off, n) {
+                        Written::All => slot.data.get(off..off + n),
+                        Written::None => self.base().get(at..at + n),
+                        Written::Some => None,
+                    },
+                    None => None,
+                },
                 _ => self.base().get(at..at + n),
             };
             if let Some(src) = src {
                 out.copy_from_slice(src);
+                return;
             }
-            return;
         }
         for (i, o) in out.iter_mut().enumerate() {
-            let a = at + i;
-            *o = match self.table.get(a / PAGE) {
-                Some(&t) if t != 0 => {
-                    self.slots.get(t as usize - 1).map_or(0, |s| s.data[a % PAGE])
-                }
-                _ => self.base().get(a).copied().unwrap_or(0),
-            };
+            *o = self.byte(at + i);
         }
     }
 
-    /// The slot of page `page`, copied from the base on first use.
+    /// Byte `a` as the workgroup sees it.
+    fn byte(&self, a: usize) -> u8 {
+        let from_base = || self.base().get(a).copied().unwrap_or(0);
+        match self.table.get(a / PAGE) {
+            Some(&t) if t != 0 => match self.slots.get(t as usize - 1) {
+                Some(slot) if slot.written[(a % PAGE) / LINE] >> (a % LINE) & 1 == 1 => {
+                    slot.data[a % PAGE]
+                }
+                _ => from_base(),
+            },
+            _ => from_base(),
+        }
+    }
+
+    /// The slot of page `page`, taken on first use; only the bytes marked written in it mean
+    /// anything, so nothing is copied.
     fn slot(&mut self, page: usize) -> Option<&mut Page> {
         let t = *self.table.get(page)?;
         let index = if t != 0 {
@@ -263,14 +320,7 @@ impl Overlay {
             if index == self.slots.len() {
                 self.slots.push(Page { data: Box::new([0; PAGE]), written: [0; LINES_PER_PAGE] });
             }
-            let start = page * PAGE;
-            let end = (start + PAGE).min(self.len);
-            let base = self.base.as_deref().map_or(&[][..], Vec::as_slice);
-            let slot = self.slots.get_mut(index)?;
-            if let Some(src) = base.get(start..end) {
-                slot.data[..src.len()].copy_from_slice(src);
-            }
-            slot.written = [0; LINES_PER_PAGE];
+            self.slots.get_mut(index)?.written = [0; LINES_PER_PAGE];
             self.pages.push(page as u32);
             self.table[page] = index as u32 + 1;
             index
@@ -290,9 +340,7 @@ impl Overlay {
             let take = (PAGE - off).min(n - done);
             let Some(slot) = self.slot(a / PAGE) else { return };
             slot.data[off..off + take].copy_from_slice(&bytes[done..done + take]);
-            for b in off..off + take {
-                slot.written[b / LINE] |= 1 << (b % LINE);
-            }
+            slot.mark(off, take);
             done += take;
         }
     }

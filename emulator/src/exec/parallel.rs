@@ -11,7 +11,8 @@
 //! fault in memory: what the one-thread run leaves. docs/emulator.md ("Threads") has the
 //! argument.
 
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::Trap;
@@ -32,14 +33,10 @@ const OVERLAY_BUDGET: usize = 256 << 20;
 /// Bytes a written page holds in an overlay.
 const PAGE_BYTES: usize = 4096 + 64 * 8;
 
-/// A workgroup for a worker to run.
-struct Task {
-    index: u64,
-    slot: usize,
-    overlay: Overlay,
-    base: Arc<Vec<u8>>,
-    budget: (u64, u64),
-}
+/// A worker's machine on cache lines of its own: each thread writes its counters on every
+/// instruction, and a neighbour's reads of the same line would miss every time.
+#[repr(align(128))]
+struct Apart(Exec);
 
 /// What a workgroup did on a worker, waiting for its commit.
 struct Spec {
@@ -52,6 +49,142 @@ struct Spec {
     truncated: bool,
     /// Notes with the pc each is about.
     notes: Vec<(u32, String)>,
+}
+
+/// One batch as the workers see it: they take workgroups by number until none is left.
+struct Batch {
+    first: u64,
+    n: usize,
+    next: AtomicUsize,
+    /// The memory as the batch found it; taken back once every workgroup is done.
+    base: Mutex<Option<Arc<Vec<u8>>>>,
+    budget: (u64, u64),
+    overlays: Mutex<Vec<Overlay>>,
+    /// Each workgroup's run (`None` if its worker panicked), and how many are done.
+    results: Mutex<(Vec<Option<Spec>>, usize)>,
+    all_done: Condvar,
+}
+
+impl Batch {
+    fn new(
+        first: u64,
+        n: usize,
+        base: Arc<Vec<u8>>,
+        budget: (u64, u64),
+        overlays: Vec<Overlay>,
+    ) -> Batch {
+        let mut results = Vec::with_capacity(n);
+        results.resize_with(n, || None);
+        Batch {
+            first,
+            n,
+            next: AtomicUsize::new(0),
+            base: Mutex::new(Some(base)),
+            budget,
+            overlays: Mutex::new(overlays),
+            results: Mutex::new((results, 0)),
+            all_done: Condvar::new(),
+        }
+    }
+}
+
+/// Where the committing thread posts batches and workers wait for them: one wake-up per
+/// batch, not per workgroup.
+#[derive(Default)]
+struct Board {
+    /// The batch's number (0: none yet), the batch, and whether to stop.
+    posted: Mutex<(u64, Option<Arc<Batch>>, bool)>,
+    wake: Condvar,
+}
+
+impl Board {
+    /// A worker's life: run workgroups of each posted batch until told to stop.
+    fn work(&self, worker: &mut Exec, tracing: bool) {
+        let mut seen = 0;
+        loop {
+            let batch = {
+                let Ok(mut posted) = self.posted.lock() else { return };
+                while posted.0 == seen && !posted.2 {
+                    match self.wake.wait(posted) {
+                        Ok(p) => posted = p,
+                        Err(_) => return,
+                    }
+                }
+                if posted.2 {
+                    return;
+                }
+                seen = posted.0;
+                posted.1.clone()
+            };
+            let Some(batch) = batch else { continue };
+            loop {
+                let i = batch.next.fetch_add(1, Ordering::Relaxed);
+                if i >= batch.n {
+                    break;
+                }
+                let overlay =
+                    batch.overlays.lock().ok().and_then(|mut o| o.pop()).unwrap_or_default();
+                let base = batch.base.lock().ok().and_then(|b| b.clone()).unwrap_or_default();
+                // A panic (the interpreter has none) loses only this workgroup's
+                // speculation: it runs again on the committing thread.
+                let spec = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    worker.speculate(
+                        batch.first + i as u64,
+                        overlay,
+                        base,
+                        true,
+                        batch.budget,
+                        tracing,
+                    )
+                }))
+                .ok();
+                if let Ok(mut results) = batch.results.lock() {
+                    if let Some(slot) = results.0.get_mut(i) {
+                        *slot = spec;
+                    }
+                    results.1 += 1;
+                    if results.1 == batch.n {
+                        batch.all_done.notify_all();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Posts `batch`, waits until every workgroup of it is done, and returns their runs.
+    fn run(&self, batch: Batch) -> Vec<Option<Spec>> {
+        let batch = Arc::new(batch);
+        if let Ok(mut posted) = self.posted.lock() {
+            posted.0 += 1;
+            posted.1 = Some(Arc::clone(&batch));
+        }
+        self.wake.notify_all();
+        let mut specs = Vec::new();
+        if let Ok(mut results) = batch.results.lock() {
+            while results.1 < batch.n {
+                match batch.all_done.wait(results) {
+                    Ok(r) => results = r,
+                    Err(_) => return specs,
+                }
+            }
+            specs = std::mem::take(&mut results.0);
+        }
+        if let Ok(mut posted) = self.posted.lock() {
+            posted.1 = None;
+        }
+        // Every run has let go of the base (`Overlay::end`): only the caller holds it now.
+        if let Ok(mut base) = batch.base.lock() {
+            base.take();
+        }
+        specs
+    }
+
+    fn stop(&self) {
+        if let Ok(mut posted) = self.posted.lock() {
+            posted.2 = true;
+        }
+        self.wake.notify_all();
+    }
 }
 
 impl Exec {
@@ -139,57 +272,29 @@ impl Exec {
     /// Runs every workgroup of the grid on `self.threads` threads.
     pub(super) fn run_parallel(&mut self, total: u64) -> Result<(), Trap> {
         let threads = self.threads.min(total as usize).max(1);
-        let mut workers: Vec<Exec> = (0..threads).map(|_| self.worker()).collect();
+        let mut workers: Vec<Apart> = (0..threads).map(|_| Apart(self.worker())).collect();
         // Runs the workgroups that must run again, on this thread.
         let mut redo = self.worker();
-        let (task_tx, task_rx) = mpsc::channel::<Task>();
-        let task_rx = Mutex::new(task_rx);
-        let (done_tx, done_rx) = mpsc::channel::<(usize, Option<Spec>)>();
+        let board = Board::default();
         let tracing = self.trace.is_some();
         std::thread::scope(|scope| {
-            for worker in workers.iter_mut() {
-                let (task_rx, done_tx) = (&task_rx, done_tx.clone());
-                scope.spawn(move || {
-                    loop {
-                        let task = match task_rx.lock() {
-                            Ok(rx) => rx.recv(),
-                            Err(_) => return,
-                        };
-                        let Ok(task) = task else { return };
-                        // A panic (the interpreter has none) loses only this workgroup's
-                        // speculation: it runs again on the committing thread.
-                        let spec = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            worker.speculate(
-                                task.index,
-                                task.overlay,
-                                task.base,
-                                true,
-                                task.budget,
-                                tracing,
-                            )
-                        }))
-                        .ok();
-                        if done_tx.send((task.slot, spec)).is_err() {
-                            return;
-                        }
-                    }
-                });
+            for Apart(worker) in workers.iter_mut() {
+                let board = &board;
+                scope.spawn(move || board.work(worker, tracing));
             }
-            drop(done_tx);
-            let result = self.batches(total, threads, &task_tx, &done_rx, &mut redo);
-            drop(task_tx);
+            let result = self.batches(total, threads, &board, &mut redo);
+            board.stop();
             result
         })
     }
 
-    /// The batches of [`Exec::run_parallel`]: each sent to the workers as tasks, then
+    /// The batches of [`Exec::run_parallel`]: each put on the board for the workers, then
     /// committed in grid order.
     fn batches(
         &mut self,
         total: u64,
         threads: usize,
-        tasks: &mpsc::Sender<Task>,
-        done: &mpsc::Receiver<(usize, Option<Spec>)>,
+        board: &Board,
         redo: &mut Exec,
     ) -> Result<(), Trap> {
         let tracing = self.trace.is_some();
@@ -211,29 +316,10 @@ impl Exec {
             }
             let n = (batch as u64).min(total - next) as usize;
             let began = Instant::now();
+            let overlays = pool.drain(pool.len().saturating_sub(n)..).collect();
             let base = Arc::new(std::mem::take(&mut self.device));
             let budget = (0, self.max_steps.saturating_sub(self.steps));
-            let mut specs: Vec<Option<Spec>> = Vec::with_capacity(n);
-            specs.resize_with(n, || None);
-            let mut sent = 0;
-            for slot in 0..n {
-                let task = Task {
-                    index: next + slot as u64,
-                    slot,
-                    overlay: pool.pop().unwrap_or_default(),
-                    base: Arc::clone(&base),
-                    budget,
-                };
-                if tasks.send(task).is_ok() {
-                    sent += 1;
-                }
-            }
-            for _ in 0..sent {
-                let Ok((slot, spec)) = done.recv() else { break };
-                if let Some(s) = specs.get_mut(slot) {
-                    *s = spec;
-                }
-            }
+            let specs = board.run(Batch::new(next, n, Arc::clone(&base), budget, overlays));
             self.device = Arc::try_unwrap(base).unwrap_or_else(|shared| shared.to_vec());
             let running = began.elapsed();
             let mut redone = 0;
