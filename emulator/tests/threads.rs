@@ -398,3 +398,40 @@ fn an_old_value_read_in_the_next_iteration_is_the_one_thread_value() {
     // Workgroup 49's lanes stored the tickets of their second iteration last.
     assert_ne!(word(&memory, 64 + 49 * 16), 7);
 }
+
+#[test]
+fn a_word_partly_written_by_its_own_workgroup_reads_back_as_one_thread_reads_it() {
+    // Even threads store one byte into words that hold input bytes; every thread then reads
+    // its word back: some bytes come from its own stores, the others from memory as it was.
+    let source = "
+.kernel k
+.param buf: ptr
+.param out: ptr
+.workgroup_size 64
+    mov r2, sr_thread_id_x
+    mov r3, sr_workgroup_id_x
+    shl r4, r3, 6
+    iadd r4, r4, r2
+    iadd r5, r4, buf
+    and r6, r2, 1
+    icmp.eq p0, r6, 0
+    iadd r7, r4, 100
+    @p0 device_store.u8 [r5], r7
+    and r8, r5, 0xFFFFFFFC
+    device_load.u32 r9, [r8]
+    shl r10, r4, 2
+    iadd r10, r10, out
+    device_store.u32 [r10], r9
+    halt
+.end
+";
+    let memory: Vec<u8> = (0..32 * 64 + 32 * 64 * 4).map(|i| (i * 7 + 3) as u8).collect();
+    let (memory_after, result) =
+        same_at_every_thread_count(source, &dispatch(32, &[("buf", 0), ("out", 32 * 64)]), &memory);
+    result.expect("runs");
+    // Thread 1 of workgroup 0 reads bytes 0..4: 100, the input's byte 1, 102, byte 3.
+    assert_eq!(
+        word(&memory_after, 32 * 64 + 4),
+        u32::from_le_bytes([100, memory[1], 102, memory[3]])
+    );
+}
