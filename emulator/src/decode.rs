@@ -56,6 +56,10 @@ pub(crate) struct Program {
     pub constants: Vec<u32>,
     /// Whether the kernel uses an instruction that needs CAP_MMA.
     pub uses_mma: Option<u32>,
+    /// The registers a workgroup's start must set (to the parameters, or zero): those an
+    /// instruction may read before the kernel writes them. The others are written before any
+    /// read, whatever the previous workgroup left in them.
+    pub live_in: Vec<u16>,
 }
 
 /// Why a kernel cannot be decoded.
@@ -174,7 +178,8 @@ pub(crate) fn decode(module: &Module, kernel: &Kernel) -> Result<Program, Decode
     }
     let insts: Vec<Inst> = insts.into_iter().map(|(_, inst)| inst).collect();
     mark_discarded_results(&mut ops, &insts);
-    Ok(Program { ops: ops.into(), insts, registers, constants, uses_mma })
+    let live_in = live_in(&insts, &flows, registers);
+    Ok(Program { live_in, ops: ops.into(), insts, registers, constants, uses_mma })
 }
 
 /// Sets [`Op::discard`] on the atomics whose old value is never read: no instruction after
@@ -204,6 +209,44 @@ fn mark_discarded_results(ops: &mut [Op], insts: &[Inst]) {
         });
         ops[i].discard = !read;
     }
+}
+
+/// The registers that may be read before they are written: every register but those the
+/// straight-line start of the kernel (before its first block, call or guarded instruction
+/// that could skip lanes) writes whole, with every lane active, before reading them.
+fn live_in(insts: &[Inst], flows: &[Flow], registers: usize) -> Vec<u16> {
+    let mut written = vec![false; registers];
+    let mut read_first = vec![false; registers];
+    for (inst, flow) in insts.iter().zip(flows) {
+        if *flow != Flow::Next {
+            break;
+        }
+        for (first, count) in registers_read(inst) {
+            for r in usize::from(first)..(usize::from(first) + usize::from(count)).min(registers) {
+                if !written[r] {
+                    read_first[r] = true;
+                }
+            }
+        }
+        let Some(op) = inst.info() else { break };
+        if inst.guard.is_some() || matches!(Code::of(inst), Some(Code::Atomic(..)) | None) {
+            continue;
+        }
+        for operand in op.operands {
+            if let Operand::Reg { slot, width, write: true } = operand
+                && !matches!(width, wave_isa::Width::Half(_))
+            {
+                let first = usize::from(inst.register(*slot));
+                let count = usize::from(wave_isa::operand_registers(op, operand, inst.modifier));
+                for r in first..(first + count).min(registers) {
+                    if !read_first[r] {
+                        written[r] = true;
+                    }
+                }
+            }
+        }
+    }
+    (0..registers).filter(|&r| !written[r]).map(|r| r as u16).collect()
 }
 
 /// The registers an instruction reads: (first, count) per operand.

@@ -142,6 +142,9 @@ pub(crate) struct Exec {
     shuffle_notes: Vec<u32>,
     /// Worker threads for the grid's workgroups (1: all on the calling thread).
     threads: usize,
+    /// Reset every register at each workgroup's start, not only those the kernel may read
+    /// before writing: a debugger shows them all.
+    pub(crate) every_register: bool,
     /// On a worker: the speculative view of device memory the workgroup runs on (then
     /// `device` is empty and unused).
     overlay: Option<overlay::Overlay>,

@@ -130,6 +130,7 @@ impl Session {
     /// Prepares `dispatch` over `device` memory and starts its first workgroup.
     pub fn new(module: &Module, dispatch: &Dispatch, device: Vec<u8>) -> Result<Session, Trap> {
         let (mut exec, warnings) = prepare(module, dispatch, device)?;
+        exec.every_register = true;
         exec.begin_workgroup([0, 0, 0])?;
         let mut session = Session { exec, warnings, finished: false };
         // A workgroup whose waves have no thread (impossible) or no code finishes at once.

@@ -515,3 +515,50 @@ fn atomics_whose_old_value_nobody_reads_are_marked() {
     // r3 and r5 are never read; r6 is stored in the next iteration; r7 is not; r8 is read.
     assert_eq!(marks, [(3, true), (5, true), (6, false), (7, true), (8, false)]);
 }
+
+#[test]
+fn registers_read_before_written_start_at_zero_in_every_workgroup() {
+    // r5 is read before it is written; r6 is written only by some lanes inside an `if`;
+    // r7 is written before any read. Every workgroup must see r5 = 0 and r6 = 0 where it
+    // did not write it, whatever the workgroup before it left there.
+    let source = "
+.kernel k
+.param out: ptr
+.workgroup_size 32
+    mov r7, sr_thread_id_x
+    mov r8, sr_workgroup_id_x
+    iadd r5, r5, 1
+    and r9, r7, 1
+    icmp.eq p0, r9, 0
+    if p0
+        mov_imm r6, 7
+    endif
+    iadd r10, r5, r6
+    shl r11, r8, 5
+    iadd r11, r11, r7
+    shl r11, r11, 2
+    iadd r11, r11, out
+    device_store.u32 [r11], r10
+    mov_imm r5, 100
+    mov_imm r6, 100
+.end
+";
+    let a = wave_asm::assemble(source, "z.wave");
+    assert!(!a.has_errors(), "{:#?}", a.diagnostics);
+    let prog = crate::decode::decode(&a.module, &a.module.kernels[0]).ok().expect("decodes");
+    assert!(prog.live_in.contains(&5) && prog.live_in.contains(&6), "{:?}", prog.live_in);
+    assert!(!prog.live_in.contains(&7), "{:?}", prog.live_in);
+    for threads in [1, 3] {
+        let dispatch = Dispatch {
+            grid: [20, 1, 1],
+            args: vec![("out".into(), 0)],
+            threads,
+            ..Dispatch::default()
+        };
+        let (memory, _) = run_source(source, &dispatch, 20 * 32 * 4).expect("runs");
+        let got = words(&memory, 0, 20 * 32);
+        for (i, v) in got.iter().enumerate() {
+            assert_eq!(*v, if i % 2 == 0 { 8 } else { 1 }, "thread {i} at {threads} threads");
+        }
+    }
+}

@@ -401,27 +401,41 @@ impl Exec {
             let full = mask == self.full;
             let w = self.w;
             let (base, values) = (row_ref(&wave.regs, op.rs1), row_ref(&wave.regs, op.rs2));
-            let highest = if full {
-                base[..w].iter().fold(0, |hi, &a| hi.max(a))
+            let within = if full {
+                all_within(&base[..w], 0, 4, mem.len())
             } else {
-                lanes(mask).fold(0u32, |hi, l| hi.max(base[l]))
+                (lanes(mask).fold(0u32, |hi, l| hi.max(base[l])) as usize) + 4 <= mem.len()
             };
-            if (highest as usize) + 4 <= mem.len() {
-                let mut olds = [0u32; LANES];
-                let mut each = |l: usize| {
+            if within {
+                let add = |mem: &mut [u8], l: usize| -> u32 {
                     let at = base[l] as usize;
-                    if let Some(Ok(cell)) = mem.get_mut(at..at + 4).map(<&mut [u8; 4]>::try_from) {
-                        let old = u32::from_le_bytes(*cell);
-                        *cell = old.wrapping_add(values[l]).to_le_bytes();
-                        olds[l] = old;
+                    match mem.get_mut(at..at + 4).map(<&mut [u8; 4]>::try_from) {
+                        Some(Ok(cell)) => {
+                            let old = u32::from_le_bytes(*cell);
+                            *cell = old.wrapping_add(values[l]).to_le_bytes();
+                            old
+                        }
+                        _ => 0,
                     }
                 };
-                if full {
-                    (0..w).for_each(&mut each);
+                if op.rd == 0 {
+                    // No old values to keep (the form `atomic_add r0, ...`).
+                    if full {
+                        (0..w).for_each(|l| {
+                            add(mem, l);
+                        });
+                    } else {
+                        lanes(mask).for_each(|l| {
+                            add(mem, l);
+                        });
+                    }
                 } else {
-                    lanes(mask).for_each(each);
-                }
-                if op.rd != 0 {
+                    let mut olds = [0u32; LANES];
+                    if full {
+                        (0..w).for_each(|l| olds[l] = add(mem, l));
+                    } else {
+                        lanes(mask).for_each(|l| olds[l] = add(mem, l));
+                    }
                     put_row(&mut wave.regs, op.rd, full, mask, self.span, &olds);
                 }
                 self.count_bytes(mask, size, local, 0);

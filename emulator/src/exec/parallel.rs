@@ -226,6 +226,7 @@ impl Exec {
             shuffle_notes: Vec::new(),
             threads: 1,
             overlay: None,
+            every_register: false,
         }
     }
 

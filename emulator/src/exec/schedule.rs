@@ -102,6 +102,9 @@ impl Exec {
         let rows = self.prog.registers + self.prog.constants.len();
         // Waves are allocated once per run and reset for each workgroup.
         let mut waves = std::mem::take(&mut self.waves);
+        // Fresh waves get every register; later workgroups only those the kernel may read
+        // before writing (`Program::live_in`), unless a debugger shows them all.
+        let every_register = waves.is_empty() || self.every_register;
         if waves.is_empty() {
             waves = (0..self.num_waves)
                 .map(|id| {
@@ -146,11 +149,25 @@ impl Exec {
         for wave in waves.iter_mut() {
             // Only the first `span` lanes of each row: the scratch lanes above are never read.
             let n = self.span / CHUNK;
-            let rows = wave.regs.as_chunks_mut::<LANES>().0.iter_mut();
-            for (row, start) in rows.zip(self.start_regs.as_chunks::<LANES>().0) {
+            let rows = wave.regs.as_chunks_mut::<LANES>().0;
+            let start = self.start_regs.as_chunks::<LANES>().0;
+            let copy = |row: &mut [u32; LANES], start: &[u32; LANES]| {
                 let pieces = row.as_chunks_mut::<CHUNK>().0.iter_mut();
                 for (d, s) in pieces.zip(start.as_chunks::<CHUNK>().0).take(n) {
                     *d = *s;
+                }
+            };
+            if every_register {
+                for (row, start) in rows.iter_mut().zip(start) {
+                    copy(row, start);
+                }
+            } else {
+                for &r in &self.prog.live_in {
+                    if let (Some(row), Some(start)) =
+                        (rows.get_mut(usize::from(r)), start.get(usize::from(r)))
+                    {
+                        copy(row, start);
+                    }
                 }
             }
             wave.preds = [0; 4];
@@ -227,8 +244,15 @@ impl Exec {
     }
 
     fn run_wave(&mut self, ops: &[Op], wave: &mut Wave) -> Result<(), Trap> {
-        while wave.state == State::Running {
-            self.step_in(ops, wave)?;
+        // Two loops, so that the one without a trace has no trace code in it.
+        if self.trace.is_some() {
+            while wave.state == State::Running {
+                self.step_in::<true>(ops, wave)?;
+            }
+        } else {
+            while wave.state == State::Running {
+                self.step_in::<false>(ops, wave)?;
+            }
         }
         Ok(())
     }
@@ -236,12 +260,16 @@ impl Exec {
     /// Executes the next instruction of a running wave.
     pub(crate) fn step_one(&mut self, wave: &mut Wave) -> Result<(), Trap> {
         let ops = std::sync::Arc::clone(&self.prog.ops);
-        self.step_in(&ops, wave)
+        self.step_in::<true>(&ops, wave)
     }
 
     /// Executes the next instruction of a running wave, from `ops` (the kernel's code).
     #[inline(always)]
-    pub(super) fn step_in(&mut self, ops: &[Op], wave: &mut Wave) -> Result<(), Trap> {
+    pub(super) fn step_in<const TRACE: bool>(
+        &mut self,
+        ops: &[Op],
+        wave: &mut Wave,
+    ) -> Result<(), Trap> {
         let w = self.w;
         let Some(op) = ops.get(wave.pc) else {
             // Falling off the end of the code halts the lanes that got there; lanes still
@@ -280,7 +308,7 @@ impl Exec {
         // baseline x86-64 target) is not free.
         self.stats.lane_ops +=
             if mask == self.full { w as u64 } else { u64::from(mask.count_ones()) };
-        if self.trace.is_some() {
+        if TRACE && self.trace.is_some() {
             let mut text = String::new();
             if let Some(inst) = self.prog.insts.get(wave.pc) {
                 wave_isa::write_inst(inst, &mut text, &|_| None);

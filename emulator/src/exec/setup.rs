@@ -207,6 +207,7 @@ pub(crate) fn prepare(
         shuffle_notes: Vec::new(),
         threads: crate::resolve_threads(dispatch.threads),
         overlay: None,
+        every_register: false,
         prog,
     };
     Ok((exec, outcome.warnings))
