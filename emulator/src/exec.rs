@@ -64,6 +64,11 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Sets `instructions`, which the step loop leaves to be summed from `by_class`.
+    pub(crate) fn settle(&mut self) {
+        self.instructions = self.by_class.iter().sum();
+    }
+
     /// Active lanes per executed instruction, as a fraction of W.
     pub fn utilisation(&self) -> f64 {
         if self.instructions == 0 {
@@ -163,6 +168,7 @@ pub(crate) fn run(
     *device = std::mem::take(&mut exec.device);
     result?;
     let mut outcome = Outcome { warnings, ..Outcome::default() };
+    exec.stats.settle();
     outcome.stats = std::mem::take(&mut exec.stats);
     outcome.steps = exec.steps;
     outcome.trace = exec.trace.take().unwrap_or_default();

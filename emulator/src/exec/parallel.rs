@@ -259,6 +259,7 @@ impl Exec {
         let result = self.run_one(self.workgroup_at(index));
         let mut overlay = self.overlay.take().unwrap_or_default();
         overlay.end();
+        self.stats.settle();
         Spec {
             overlay,
             result,

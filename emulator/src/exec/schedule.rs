@@ -260,7 +260,9 @@ impl Exec {
     /// Executes the next instruction of a running wave.
     pub(crate) fn step_one(&mut self, wave: &mut Wave) -> Result<(), Trap> {
         let ops = std::sync::Arc::clone(&self.prog.ops);
-        self.step_in::<true>(&ops, wave)
+        let result = self.step_in::<true>(&ops, wave);
+        self.stats.settle();
+        result
     }
 
     /// Executes the next instruction of a running wave, from `ops` (the kernel's code).
@@ -303,7 +305,6 @@ impl Exec {
             Some((p, false)) => wave.active & wave.preds[usize::from(p)],
             Some((p, true)) => wave.active & !wave.preds[usize::from(p)],
         };
-        self.stats.instructions += 1;
         // A full mask is the common case, and counting bits without a POPCNT instruction (the
         // baseline x86-64 target) is not free.
         self.stats.lane_ops +=
@@ -330,7 +331,8 @@ impl Exec {
             }
         }
         wave.pc += 1;
-        self.stats.by_class[usize::from(op.class)] += 1;
+        // (`instructions` is their sum, taken when the counters are read: `Stats::settle`.)
+        self.stats.by_class[usize::from(op.class & 3)] += 1;
         self.step(wave, op, mask)?;
         Ok(())
     }
