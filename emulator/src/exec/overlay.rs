@@ -372,8 +372,12 @@ impl Overlay {
                 written.set(at / LINE);
                 let src = &slot.data[line * LINE..(line + 1) * LINE];
                 let Some(dst) = device.get_mut(at..(at + LINE).min(self.len)) else { continue };
-                if mask == u64::MAX {
-                    dst.copy_from_slice(&src[..dst.len()]);
+                if mask == u64::MAX
+                    && let (Ok(dst), Ok(src)) =
+                        (<&mut [u8; LINE]>::try_from(&mut *dst), <&[u8; LINE]>::try_from(src))
+                {
+                    // A whole line: a fixed-size copy, not a call.
+                    *dst = *src;
                 } else {
                     for (i, d) in dst.iter_mut().enumerate() {
                         if mask >> i & 1 == 1 {
