@@ -160,6 +160,98 @@ impl Exec {
         Ok(addrs)
     }
 
+    /// A 32-bit load with every lane active where lane l reads `first + 4 l` (a coalesced
+    /// access, the most common load): one bounds check and a copy into the row, without the
+    /// general path's setup. `false` when the load is not of that kind.
+    #[inline(always)]
+    pub(super) fn load_row(
+        &mut self,
+        wave: &mut Wave,
+        op: &Op,
+        mask: u64,
+        width: MemWidth,
+        local: bool,
+    ) -> bool {
+        let size = width.bytes();
+        if mask != self.full || size > 4 || (!local && self.overlay.is_some()) {
+            return false;
+        }
+        let w = self.w;
+        let addrs = row_ref(&wave.regs, op.rs1);
+        if addrs[1] != addrs[0].wrapping_add(size as u32) {
+            return false;
+        }
+        let Some(first) = contiguous(addrs, w, size, i64::from(op.imm)) else { return false };
+        let mem: &[u8] = if local { &self.local } else { &self.device };
+        let rd = usize::from(op.rd) * LANES;
+        let (Some(bytes), Some(out)) =
+            (mem.get(first..first + size * w), wave.regs.get_mut(rd..rd + w))
+        else {
+            return false;
+        };
+        match size {
+            4 => {
+                for (o, b) in out.iter_mut().zip(bytes.as_chunks::<4>().0) {
+                    *o = u32::from_le_bytes(*b);
+                }
+            }
+            2 => {
+                for (o, b) in out.iter_mut().zip(bytes.as_chunks::<2>().0) {
+                    *o = u32::from(u16::from_le_bytes(*b));
+                }
+            }
+            _ => {
+                for (o, &b) in out.iter_mut().zip(bytes) {
+                    *o = u32::from(b);
+                }
+            }
+        }
+        let n = (size * w) as u64;
+        if local {
+            self.stats.local_bytes[0] += n;
+        } else {
+            self.stats.device_bytes[0] += n;
+        }
+        true
+    }
+
+    /// An integer `atomic_add` on 32-bit words that keeps no old values (`rd = r0`, the
+    /// counters of a histogram), every address in bounds: lane by lane, without the general
+    /// path's setup. `false` when the atomic is not of that kind.
+    #[inline(always)]
+    pub(super) fn add_words(&mut self, wave: &Wave, op: &Op, mask: u64, local: bool) -> bool {
+        if op.rd != 0 || (!local && self.overlay.is_some()) {
+            return false;
+        }
+        let (full, w) = (mask == self.full, self.w);
+        let mem: &mut [u8] = if local { &mut self.local } else { &mut self.device };
+        let (base, values) = (row_ref(&wave.regs, op.rs1), row_ref(&wave.regs, op.rs2));
+        let within = if full {
+            all_within(&base[..w], 0, 4, mem.len())
+        } else {
+            (lanes(mask).fold(0u32, |hi, l| hi.max(base[l])) as usize) + 4 <= mem.len()
+        };
+        if !within {
+            return false;
+        }
+        let mut add = |l: usize| {
+            let at = base[l] as usize;
+            if let Some(Ok(cell)) = mem.get_mut(at..at + 4).map(<&mut [u8; 4]>::try_from) {
+                *cell = u32::from_le_bytes(*cell).wrapping_add(values[l]).to_le_bytes();
+            }
+        };
+        if full {
+            (0..w).for_each(&mut add);
+        } else {
+            lanes(mask).for_each(add);
+        }
+        let n = if full { w as u64 } else { u64::from(mask.count_ones()) } * 4;
+        let bytes = if local { &mut self.stats.local_bytes } else { &mut self.stats.device_bytes };
+        bytes[0] += n;
+        bytes[1] += n;
+        true
+    }
+
     pub(super) fn load(
         &mut self,
         wave: &mut Wave,

@@ -235,6 +235,31 @@ impl Exec {
     /// `rd = f(rs1)` in the lanes of `mask`.
     #[inline(never)]
     pub(super) fn map1(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(u32) -> u32) {
+        if mask == self.full {
+            // Every lane active: the result goes straight into rd.
+            let n = self.span / CHUNK;
+            if op.rd == op.rs1 {
+                let at = usize::from(op.rd) * LANES;
+                if let Some(Ok(dst)) =
+                    wave.regs.get_mut(at..at + LANES).map(<&mut [u32; LANES]>::try_from)
+                {
+                    for o in dst.as_chunks_mut::<CHUNK>().0.iter_mut().take(n) {
+                        for v in o.iter_mut() {
+                            *v = f(*v);
+                        }
+                    }
+                    return;
+                }
+            } else if let Some((dst, [x])) = split_rows(&mut wave.regs, op.rd, [op.rs1]) {
+                let pieces = dst.as_chunks_mut::<CHUNK>().0.iter_mut();
+                for (o, x) in pieces.zip(x.as_chunks::<CHUNK>().0).take(n) {
+                    for i in 0..CHUNK {
+                        o[i] = f(x[i]);
+                    }
+                }
+                return;
+            }
+        }
         let a = self.src(wave, op.rs1);
         let mut out = [0u32; LANES];
         for (o, x) in out

@@ -216,11 +216,25 @@ impl Exec {
             }
             // clamp(x, 0.0, 1.0) with the fmin/fmax rules: NaN and -0.0 give +0.0.
             Code::Fsat => self.map1(wave, op, mask, |a| bits(fmin(fmax(f(a), 0.0), 1.0))),
-            Code::LocalLoad(width) => self.load(wave, op, mask, width, true)?,
+            Code::LocalLoad(width) => {
+                if !self.load_row(wave, op, mask, width, true) {
+                    self.load(wave, op, mask, width, true)?;
+                }
+            }
             Code::LocalStore(width) => self.store(wave, op, mask, width, true)?,
-            Code::DeviceLoad(width) => self.load(wave, op, mask, width, false)?,
+            Code::DeviceLoad(width) => {
+                if !self.load_row(wave, op, mask, width, false) {
+                    self.load(wave, op, mask, width, false)?;
+                }
+            }
             Code::DeviceStore(width) => self.store(wave, op, mask, width, false)?,
-            Code::Atomic(kind, ty, local) => self.atomic(wave, op, mask, kind, ty, local)?,
+            Code::Atomic(kind, ty, local) => {
+                let counter = kind == wave_isa::AtomicOp::Add
+                    && matches!(ty, wave_isa::AtomicType::U32 | wave_isa::AtomicType::I32);
+                if !(counter && self.add_words(wave, op, mask, local)) {
+                    self.atomic(wave, op, mask, kind, ty, local)?;
+                }
+            }
             Code::Shuffle(from) => self.shuffle(wave, op, mask, from),
             Code::Ballot => {
                 let value = (self.pred_value(wave, op.pred) & mask) as u32;
