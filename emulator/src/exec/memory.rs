@@ -76,7 +76,7 @@ pub(super) fn gather_words(
     };
     let (outs, out_rest) = out.as_chunks_mut::<CHUNK>();
     let (chunks, rest) = addrs.as_chunks::<CHUNK>();
-    for (o, a) in outs.iter_mut().zip(chunks) {
+    for (c, a) in chunks.iter().enumerate().take(outs.len()) {
         let a0 = a[0];
         let (mut consecutive, mut same) = (true, true);
         for (i, &ai) in a.iter().enumerate() {
@@ -87,16 +87,20 @@ pub(super) fn gather_words(
             && let Ok(at) = usize::try_from(i64::from(a0) + offset)
             && let Some(bytes) = mem.get(at..at + 4 * CHUNK)
         {
-            for (o, b) in o.iter_mut().zip(bytes.as_chunks::<4>().0) {
+            for (o, b) in outs[c].iter_mut().zip(bytes.as_chunks::<4>().0) {
                 *o = u32::from_le_bytes(*b);
             }
             seen(at, 4 * CHUNK);
         } else if same {
             let Some((at, v)) = word(a0) else { return false };
-            *o = [v; CHUNK];
+            outs[c] = [v; CHUNK];
             seen(at, 4);
+        } else if c >= 2 && chunks[c - 2] == *a {
+            // The lanes two chunks before read these addresses: the next row of a 16-wide
+            // workgroup reading the same fragment.
+            outs[c] = outs[c - 2];
         } else {
-            for (o, &a) in o.iter_mut().zip(a) {
+            for (o, &a) in outs[c].iter_mut().zip(a) {
                 let Some((at, v)) = word(a) else { return false };
                 *o = v;
                 seen(at, 4);
@@ -316,16 +320,21 @@ impl Exec {
                     };
                     (v as u32, (v >> 32) as u32)
                 };
-                let pieces =
-                    lo.as_chunks_mut::<CHUNK>().0.iter_mut().zip(hi.as_chunks_mut::<CHUNK>().0);
-                for ((l, h), a) in pieces.zip(addrs[..w].as_chunks::<CHUNK>().0) {
-                    if a.iter().all(|&x| x == a[0]) {
+                let chunks = addrs[..w].as_chunks::<CHUNK>().0;
+                let (los, his) = (lo.as_chunks_mut::<CHUNK>().0, hi.as_chunks_mut::<CHUNK>().0);
+                for (c, a) in chunks.iter().enumerate() {
+                    // Eight lanes reading what eight lanes two chunks before read (the next
+                    // row of a 16-wide workgroup reading the same fragment).
+                    if c >= 2 && chunks[c - 2] == *a {
+                        los[c] = los[c - 2];
+                        his[c] = his[c - 2];
+                    } else if a.iter().all(|&x| x == a[0]) {
                         // Eight lanes reading one pair (a fragment every lane of a row shares).
                         let (x, y) = pair(a[0]);
-                        (*l, *h) = ([x; CHUNK], [y; CHUNK]);
+                        (los[c], his[c]) = ([x; CHUNK], [y; CHUNK]);
                     } else {
                         for i in 0..CHUNK {
-                            (l[i], h[i]) = pair(a[i]);
+                            (los[c][i], his[c][i]) = pair(a[i]);
                         }
                     }
                 }
