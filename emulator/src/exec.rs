@@ -11,10 +11,13 @@
 //!
 //! This module holds the machine ([`Exec`], [`Wave`], [`Frame`]) and the two operations that
 //! keep those invariants (`retire`, `settle`); the rest is in rooms: `setup` (checking a
-//! dispatch), `schedule` (workgroups, waves, barriers, the step loop), `semantics` (what each
-//! instruction does), built on `memory` (loads, stores, atomics), `rows` (register rows) and
-//! `float` (floating-point bits).
+//! dispatch), `schedule` (workgroups, waves, barriers, the step loop), `parallel` (workgroups
+//! on several threads with the one-thread results, through each workgroup's `overlay` of
+//! device memory), `semantics` (what each instruction does), built on `memory` (loads,
+//! stores, atomics) and `access` (the word-level pieces they share), `rows` (register rows)
+//! and `float` (floating-point bits).
 
+mod access;
 mod float;
 mod memory;
 mod overlay;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use wave_isa::{AtomicOp, AtomicType};
 
-use super::float::f;
+use super::access::combine;
 
 /// Bytes per page copied on a workgroup's first store into it.
 const PAGE: usize = 4096;
@@ -261,7 +261,7 @@ impl Overlay {
         }
         let Some(base) = self.base.as_deref() else { return false };
         let read = &mut self.read;
-        super::memory::gather_words(base, addrs, offset, out, |at, n| read.set_bytes(at, n))
+        super::access::gather_words(base, addrs, offset, out, |at, n| read.set_bytes(at, n))
     }
 
     /// Reads bytes `at..at + out.len()` (in bounds), recording them as read.
@@ -395,48 +395,6 @@ impl Overlay {
             old[..size].copy_from_slice(cell);
             let new = combine(d.kind, d.ty, u64::from_le_bytes(old), d.value, d.compare);
             cell.copy_from_slice(&new.to_le_bytes()[..size]);
-        }
-    }
-}
-
-/// What an atomic stores, from the old value, the operand and (for compare-and-swap) the new
-/// value; 32-bit values zero-extended, compared sign-extended where signed.
-pub(super) fn combine(kind: AtomicOp, ty: AtomicType, old: u64, value: u64, compare: u64) -> u64 {
-    let signed = matches!(ty, AtomicType::I32 | AtomicType::I64);
-    let sx = |v: u64| if ty.is_64() { v as i64 } else { i64::from(v as u32 as i32) };
-    match kind {
-        AtomicOp::Add if ty == AtomicType::F32 => {
-            u64::from((f(old as u32) + f(value as u32)).to_bits())
-        }
-        AtomicOp::Add => old.wrapping_add(value),
-        AtomicOp::Sub => old.wrapping_sub(value),
-        AtomicOp::Min if signed => {
-            if sx(value) < sx(old) {
-                value
-            } else {
-                old
-            }
-        }
-        AtomicOp::Min => old.min(value),
-        AtomicOp::Max if signed => {
-            if sx(value) > sx(old) {
-                value
-            } else {
-                old
-            }
-        }
-        AtomicOp::Max => old.max(value),
-        AtomicOp::And => old & value,
-        AtomicOp::Or => old | value,
-        AtomicOp::Xor => old ^ value,
-        AtomicOp::Exchange => value,
-        // The operand is the compare value, `compare` the new value.
-        AtomicOp::Cas => {
-            if old == value {
-                compare
-            } else {
-                old
-            }
         }
     }
 }
