@@ -20,6 +20,9 @@ use crate::Trap;
 use super::overlay::{Lines, Overlay};
 use super::{Exec, Stats};
 
+/// The most worker threads a dispatch starts, whatever it asks for.
+const MAX_THREADS: usize = 1024;
+
 /// Workgroups per worker in the first batch; later batches are sized by time.
 const PER_WORKER: usize = 4;
 
@@ -273,21 +276,33 @@ impl Exec {
 
     /// Runs every workgroup of the grid on `self.threads` threads.
     pub(super) fn run_parallel(&mut self, total: u64) -> Result<(), Trap> {
-        let threads = self.threads.min(total as usize).max(1);
+        let threads = self.threads.min(MAX_THREADS).min(total as usize).max(1);
         let mut workers: Vec<Apart> = (0..threads).map(|_| Apart(self.worker())).collect();
         // Runs the workgroups that must run again, on this thread.
         let mut redo = self.worker();
         let board = Board::default();
         let tracing = self.trace.is_some();
-        std::thread::scope(|scope| {
+        let ran = std::thread::scope(|scope| {
+            let mut started = 0;
             for Apart(worker) in workers.iter_mut() {
                 let board = &board;
-                scope.spawn(move || board.work(worker, tracing));
+                let spawned = std::thread::Builder::new()
+                    .name("wave-workgroups".into())
+                    .spawn_scoped(scope, move || board.work(worker, tracing));
+                started += usize::from(spawned.is_ok());
             }
-            let result = self.batches(total, threads, &board, &mut redo);
+            // No thread to be had (a process at its limit): the caller runs them alone.
+            if started == 0 {
+                return None;
+            }
+            let result = self.batches(total, started, &board, &mut redo);
             board.stop();
-            result
-        })
+            Some(result)
+        });
+        match ran {
+            Some(result) => result,
+            None => self.run_serial(),
+        }
     }
 
     /// The batches of [`Exec::run_parallel`]: each put on the board for the workers, then

@@ -23,6 +23,11 @@ impl Exec {
         if self.threads > 1 && total > 1 {
             return self.run_parallel(total);
         }
+        self.run_serial()
+    }
+
+    /// Runs every workgroup of the grid in order on this thread.
+    pub(super) fn run_serial(&mut self) -> Result<(), Trap> {
         let [gx, gy, gz] = self.grid;
         for z in 0..gz {
             for y in 0..gy {

@@ -133,20 +133,23 @@ fn on_emulator(
     };
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut verdicts: Vec<Option<Verdict>> = runs.iter().map(|_| None).collect();
+    let work = || {
+        let mut out = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(run) = runs.get(i) else { return out };
+            out.push((i, one(run)));
+        }
+    };
     let done: Vec<(usize, Verdict)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads.min(runs.len()))
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(run) = runs.get(i) else { return out };
-                        out.push((i, one(run)));
-                    }
-                })
-            })
+        // Threads that cannot be started leave their share to the others, or to this one.
+        let workers: Vec<_> = (0..threads.min(runs.len()).min(1024))
+            .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, work).ok())
             .collect();
-        workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
+        let mut done: Vec<(usize, Verdict)> =
+            workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect();
+        done.extend(work());
+        done
     });
     for (i, v) in done {
         verdicts[i] = Some(v);
