@@ -430,6 +430,12 @@ impl Exec {
             }
         }
         pool.push(spec.overlay);
-        spec.result
+        // A worker counted its steps from the batch's start: the one-thread count is ours.
+        spec.result.map_err(|mut trap| {
+            if trap.message.starts_with("interrupted after ") {
+                trap.message = format!("interrupted after {} wave-instructions", self.steps);
+            }
+            trap
+        })
     }
 }
