@@ -154,3 +154,26 @@ pub(super) fn combine(kind: AtomicOp, ty: AtomicType, old: u64, value: u64, comp
         }
     }
 }
+
+/// Lanes read from consecutive `size`-byte values of `bytes` (1, 2 or 4 bytes, zero-extended)
+/// into `out`.
+#[inline(always)]
+pub(super) fn widen(bytes: &[u8], size: usize, out: &mut [u32]) {
+    match size {
+        4 => {
+            for (o, b) in out.iter_mut().zip(bytes.as_chunks::<4>().0) {
+                *o = u32::from_le_bytes(*b);
+            }
+        }
+        2 => {
+            for (o, b) in out.iter_mut().zip(bytes.as_chunks::<2>().0) {
+                *o = u32::from(u16::from_le_bytes(*b));
+            }
+        }
+        _ => {
+            for (o, &b) in out.iter_mut().zip(bytes) {
+                *o = u32::from(b);
+            }
+        }
+    }
+}

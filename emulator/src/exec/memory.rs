@@ -6,7 +6,7 @@ use wave_isa::{AtomicOp, AtomicType, MemWidth};
 use crate::Trap;
 use crate::decode::Op;
 
-use super::access::{all_within, combine, contiguous, gather_words};
+use super::access::{all_within, combine, contiguous, gather_words, widen};
 use super::rows::{lanes, put_row, row_ref};
 use super::{CHUNK, Exec, LANES, Wave};
 
@@ -88,23 +88,7 @@ impl Exec {
         else {
             return false;
         };
-        match size {
-            4 => {
-                for (o, b) in out.iter_mut().zip(bytes.as_chunks::<4>().0) {
-                    *o = u32::from_le_bytes(*b);
-                }
-            }
-            2 => {
-                for (o, b) in out.iter_mut().zip(bytes.as_chunks::<2>().0) {
-                    *o = u32::from(u16::from_le_bytes(*b));
-                }
-            }
-            _ => {
-                for (o, &b) in out.iter_mut().zip(bytes) {
-                    *o = u32::from(b);
-                }
-            }
-        }
+        widen(bytes, size, out);
         let n = (size * w) as u64;
         if local {
             self.stats.local_bytes[0] += n;
@@ -174,21 +158,7 @@ impl Exec {
                 _ => Err(self.out_of_bounds(wave, op, l, addr, size, local)),
             }
         };
-        if mask == self.full
-            && size == 4
-            && let addrs = row_ref(&wave.regs, op.rs1)
-            && addrs[1] == addrs[0].wrapping_add(4)
-            && let Some(first) = contiguous(addrs, self.w, size, offset)
-            && let Some(bytes) = mem.get(first..first + 4 * self.w)
-            && let Some(out) = wave.regs.get_mut(rd..rd + self.w)
-        {
-            // Lane l reading `first + 4 l` (a coalesced access): one copy into the row.
-            for (o, b) in out.iter_mut().zip(bytes.as_chunks::<4>().0) {
-                *o = u32::from_le_bytes(*b);
-            }
-            self.count_bytes(mask, size, local, 0);
-            return Ok(());
-        }
+        // (A coalesced load of 8, 16 or 32 bits never gets here: `load_row` took it.)
         if mask == self.full && size == 4 {
             // Every lane active (the common case): eight lanes at a time are read as a row,
             // a broadcast or a gather, each checked once.
@@ -241,36 +211,6 @@ impl Exec {
                 self.count_bytes(mask, size, local, 0);
                 return Ok(());
             }
-        }
-        if mask == self.full
-            && size < 4
-            && let Some(first) = contiguous(row_ref(&wave.regs, op.rs1), self.w, size, offset)
-            && first + size * self.w <= mem.len()
-        {
-            // Every lane active and lane l reading `first + l * size` (a coalesced access, the
-            // common case): one bounds check and a straight copy.
-            let w = self.w;
-            let bytes = &mem[first..first + size * w];
-            let Some(out) = wave.regs.get_mut(rd..rd + w) else { return Ok(()) };
-            match size {
-                4 => {
-                    for (o, b) in out.iter_mut().zip(bytes.as_chunks::<4>().0) {
-                        *o = u32::from_le_bytes(*b);
-                    }
-                }
-                2 => {
-                    for (o, b) in out.iter_mut().zip(bytes.as_chunks::<2>().0) {
-                        *o = u32::from(u16::from_le_bytes(*b));
-                    }
-                }
-                _ => {
-                    for (o, &b) in out.iter_mut().zip(bytes) {
-                        *o = u32::from(b);
-                    }
-                }
-            }
-            self.count_bytes(mask, size, local, 0);
-            return Ok(());
         }
         match size {
             // Every lane active: check the lowest and highest address once, then gather.
@@ -525,23 +465,7 @@ impl Exec {
             && let Some(bytes) = ov.range(first, size * w)
             && let Some(out) = wave.regs.get_mut(rd..rd + w)
         {
-            match size {
-                4 => {
-                    for (o, b) in out.iter_mut().zip(bytes.as_chunks::<4>().0) {
-                        *o = u32::from_le_bytes(*b);
-                    }
-                }
-                2 => {
-                    for (o, b) in out.iter_mut().zip(bytes.as_chunks::<2>().0) {
-                        *o = u32::from(u16::from_le_bytes(*b));
-                    }
-                }
-                _ => {
-                    for (o, &b) in out.iter_mut().zip(bytes) {
-                        *o = u32::from(b);
-                    }
-                }
-            }
+            widen(bytes, size, out);
             self.count_bytes(mask, size, false, 0);
             return self.speculation_check();
         }

@@ -56,67 +56,6 @@ pub(super) fn set_pred_bits(wave: &mut Wave, pd: u16, mask: u64, bits: u64) {
     *p = (*p & !mask) | (bits & mask);
 }
 
-/// `out = a * b + c` lane by lane, in binary32 with one rounding.
-pub(super) fn fma_rows(
-    a: &[u32; LANES],
-    b: &[u32; LANES],
-    c: &[u32; LANES],
-    out: &mut [u32; LANES],
-    span: usize,
-) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("fma") {
-        #[allow(
-            unsafe_code,
-            reason = "the CPU was just checked to have FMA, which is all the function needs"
-        )]
-        // SAFETY: `fma_rows_hardware` only requires the `fma` target feature, detected above.
-        unsafe {
-            fma_rows_hardware(a, b, c, out, span);
-        }
-        return;
-    }
-    fma_rows_portable(a, b, c, out, span);
-}
-
-/// The same computation compiled for CPUs with FMA, so that `mul_add` is one instruction
-/// (the portable build calls a libm routine per lane).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "fma")]
-pub(super) fn fma_rows_hardware(
-    a: &[u32; LANES],
-    b: &[u32; LANES],
-    c: &[u32; LANES],
-    out: &mut [u32; LANES],
-    span: usize,
-) {
-    fma_rows_portable(a, b, c, out, span);
-}
-
-/// `out = a * b + c` in the first `span` lanes, eight at a time.
-#[inline(always)]
-pub(super) fn fma_rows_portable(
-    a: &[u32; LANES],
-    b: &[u32; LANES],
-    c: &[u32; LANES],
-    out: &mut [u32; LANES],
-    span: usize,
-) {
-    let chunks = out
-        .as_chunks_mut::<CHUNK>()
-        .0
-        .iter_mut()
-        .zip(a.as_chunks::<CHUNK>().0)
-        .zip(b.as_chunks::<CHUNK>().0)
-        .zip(c.as_chunks::<CHUNK>().0)
-        .take(span / CHUNK);
-    for (((o, x), y), z) in chunks {
-        for i in 0..CHUNK {
-            o[i] = bits(f(x[i]).mul_add(f(y[i]), f(z[i])));
-        }
-    }
-}
-
 /// `acc = a * b + acc` in the first `span` lanes, with the CPU's FMA when it has one.
 pub(super) fn fma_acc_rows(
     a: &[u32; LANES],
@@ -407,18 +346,13 @@ impl Exec {
                 && rd != r3
                 && let Some((dst, [x, y, z])) = split_rows(&mut wave.regs, rd, [r1, r2, r3])
             {
-                fma_rows(x, y, z, dst, self.span);
+                *dst = *z;
+                fma_acc_rows(x, y, dst, self.span);
                 return;
             }
         }
-        let mut out = [0u32; LANES];
-        fma_rows(
-            self.src(wave, op.rs1),
-            self.src(wave, op.rs2),
-            self.src(wave, op.rs3),
-            &mut out,
-            self.span,
-        );
+        let mut out = *self.src(wave, op.rs3);
+        fma_acc_rows(self.src(wave, op.rs1), self.src(wave, op.rs2), &mut out, self.span);
         self.blend(wave, op.rd, mask, &out);
     }
 
