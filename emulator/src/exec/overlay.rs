@@ -33,8 +33,8 @@ pub(crate) struct Lines {
 }
 
 impl Lines {
-    /// Sized for `bytes` of memory, empty.
-    fn fit(&mut self, bytes: usize) {
+    /// Sized for `bytes` of memory (emptied when the size changes).
+    pub(crate) fn fit(&mut self, bytes: usize) {
         let words = bytes.div_ceil(LINE * 64);
         if self.bits.len() != words {
             self.bits = vec![0; words];
@@ -86,10 +86,6 @@ impl Lines {
             let w = w as usize;
             self.bits.get(w).zip(other.bits.get(w)).is_some_and(|(a, b)| a & b != 0)
         })
-    }
-
-    pub(crate) fn fit_to(&mut self, bytes: usize) {
-        self.fit(bytes);
     }
 }
 
@@ -243,7 +239,8 @@ impl Overlay {
 
     /// Reads the 32-bit word at each of `addrs` (plus `offset`) into `out`, recording each
     /// as read, when every address lies in bounds within `lo..hi` and the workgroup wrote no
-    /// page there nor recorded an atomic; `false` (and nothing read) otherwise.
+    /// page there nor recorded an atomic; `false` otherwise (then the caller reads lane by
+    /// lane; lines recorded as read before an address failed only make the set larger).
     #[inline(always)]
     pub(crate) fn gather_words(
         &mut self,

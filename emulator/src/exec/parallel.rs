@@ -319,7 +319,7 @@ impl Exec {
         let mut batch = threads * PER_WORKER;
         let mut pool: Vec<Overlay> = Vec::new();
         let mut written = Lines::default();
-        written.fit_to(self.device.len());
+        written.fit(self.device.len());
         let mut next = 0u64;
         // After a batch where most workgroups had to run again, the next few run on this
         // thread alone: they depend on each other (a ticket counter, a chain).

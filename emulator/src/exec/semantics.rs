@@ -225,6 +225,7 @@ impl Exec {
             }
             Code::DeviceStore(width) => self.store(wave, op, mask, width, false)?,
             Code::Atomic(kind, ty, local) => {
+                // A 32-bit integer add (counters, histograms) takes a short path.
                 let counter = kind == wave_isa::AtomicOp::Add
                     && matches!(ty, wave_isa::AtomicType::U32 | wave_isa::AtomicType::I32);
                 if !(counter && self.add_words(wave, op, mask, local)) {
