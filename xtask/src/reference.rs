@@ -50,8 +50,18 @@ pub(crate) fn render() -> String {
         let _ = writeln!(out, "- Format: {format}; spec section {}", op.section);
         match op.modifier {
             Modifier::Named { names, default } => {
-                let list: Vec<String> =
-                    names.iter().map(|(n, v)| format!("`.{n}` = {v}")).collect();
+                let list: Vec<String> = wave_isa::canonical_names(names)
+                    .map(|(n, v)| {
+                        let aliases: Vec<String> = wave_isa::modifier_aliases(names, v)
+                            .map(|a| format!("`.{a}`"))
+                            .collect();
+                        if aliases.is_empty() {
+                            format!("`.{n}` = {v}")
+                        } else {
+                            format!("`.{n}` = {v} (alias {})", aliases.join(", "))
+                        }
+                    })
+                    .collect();
                 let d = default
                     .and_then(|d| op.modifier_name(d))
                     .map(|n| format!(" (default `.{n}`)"))
@@ -158,9 +168,9 @@ const MAX_CELL_LINES: usize = 6;
 /// The forms a row of the vendor table stands for: one per named modifier, else the mnemonic.
 fn forms_of(op: &OpInfo) -> Vec<(String, u8)> {
     match op.modifier {
-        Modifier::Named { names, .. } if names.len() > 1 => {
-            names.iter().map(|(n, v)| (format!("{}.{n}", op.mnemonic), *v)).collect()
-        }
+        Modifier::Named { names, .. } if names.len() > 1 => wave_isa::canonical_names(names)
+            .map(|(n, v)| (format!("{}.{n}", op.mnemonic), v))
+            .collect(),
         Modifier::Named { names, .. } => vec![(op.mnemonic.to_owned(), names[0].1)],
         _ => vec![(op.mnemonic.to_owned(), 0)],
     }

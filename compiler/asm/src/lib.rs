@@ -97,7 +97,7 @@ pub fn form_parts(op: &OpInfo) -> (String, Vec<std::ops::Range<usize>>) {
     {
         out.push_str(&format!(
             ".{{{}}}",
-            names.iter().map(|(n, _)| *n).collect::<Vec<_>>().join("|")
+            wave_isa::canonical_names(names).map(|(n, _)| n).collect::<Vec<_>>().join("|")
         ));
     }
     let mut parts = Vec::with_capacity(op.operands.len());

@@ -158,7 +158,7 @@ fn set<'a, T>(
 pub fn expected_suffixes(op: &OpInfo) -> Vec<&'static str> {
     let mut out = Vec::new();
     match op.modifier {
-        Modifier::Named { names, .. } => out.extend(names.iter().map(|(n, _)| *n)),
+        Modifier::Named { names, .. } => out.extend(crate::canonical_names(names).map(|(n, _)| n)),
         Modifier::Atomic { types } => {
             out.extend(types.iter().map(|t| t.name()));
             out.push("local");

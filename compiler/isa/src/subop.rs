@@ -131,11 +131,11 @@ subop! {
         /// Signed maximum.
         Max = 2 "max",
         /// Bitwise and.
-        And = 3 "and",
+        And = 3 "and_bits",
         /// Bitwise or.
-        Or = 4 "or",
+        Or = 4 "or_bits",
         /// Bitwise xor.
-        Xor = 5 "xor",
+        Xor = 5 "xor_bits",
     }
 }
 

@@ -131,7 +131,7 @@ extern "C" __global__ void __launch_bounds__(256) reduce_waves(uint8_t* __restri
         const uint32_t wave_v = wave_shfl(wave_s, wave_last);
         if (wave_part) r22 = wave_v;
     }
-    // 20: wave_reduce.or r25, r9
+    // 20: wave_reduce.or_bits r25, r9
     {
         const bool wave_part = act;
         const uint32_t wave_x = wave_part ? r9 : 0u;

@@ -125,7 +125,7 @@ extern "C" __global__ void __launch_bounds__(64) main_(uint8_t* __restrict__ wav
     f3 = act && !p0;
     act = act && p0;
     if (__any(act)) {
-        // 27: wave_reduce.and r21, r28
+        // 27: wave_reduce.and_bits r21, r28
         {
             const bool wave_part = act;
             const uint32_t wave_x = wave_part ? r28 : 0xFFFFFFFFu;
@@ -138,7 +138,7 @@ extern "C" __global__ void __launch_bounds__(64) main_(uint8_t* __restrict__ wav
             const uint32_t wave_v = wave_shfl(wave_s, wave_last);
             if (wave_part) r21 = wave_v;
         }
-        // 28: wave_reduce.or r22, r27
+        // 28: wave_reduce.or_bits r22, r27
         {
             const bool wave_part = act;
             const uint32_t wave_x = wave_part ? r27 : 0u;
@@ -151,7 +151,7 @@ extern "C" __global__ void __launch_bounds__(64) main_(uint8_t* __restrict__ wav
             const uint32_t wave_v = wave_shfl(wave_s, wave_last);
             if (wave_part) r22 = wave_v;
         }
-        // 29: wave_reduce.xor r23, r29
+        // 29: wave_reduce.xor_bits r23, r29
         {
             const bool wave_part = act;
             const uint32_t wave_x = wave_part ? r29 : 0u;
@@ -167,7 +167,7 @@ extern "C" __global__ void __launch_bounds__(64) main_(uint8_t* __restrict__ wav
     }
     // 30: endif
     act = f2;
-    // 31: wave_reduce.or r24, r27
+    // 31: wave_reduce.or_bits r24, r27
     {
         const bool wave_part = act;
         const uint32_t wave_x = wave_part ? r27 : 0u;
@@ -180,7 +180,7 @@ extern "C" __global__ void __launch_bounds__(64) main_(uint8_t* __restrict__ wav
         const uint32_t wave_v = wave_shfl(wave_s, wave_last);
         if (wave_part) r24 = wave_v;
     }
-    // 32: wave_reduce.xor r25, r29
+    // 32: wave_reduce.xor_bits r25, r29
     {
         const bool wave_part = act;
         const uint32_t wave_x = wave_part ? r29 : 0u;

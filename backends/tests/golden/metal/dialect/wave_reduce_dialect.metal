@@ -114,7 +114,7 @@ kernel void reduce_waves(
         const uint wave_v = (uint)simd_max((int)wave_x);
         if (wave_part) r22 = wave_v;
     }
-    // 20: wave_reduce.or r25, r9
+    // 20: wave_reduce.or_bits r25, r9
     {
         const bool wave_part = act;
         const uint wave_x = wave_part ? r9 : 0u;

@@ -123,21 +123,21 @@ kernel void main_(
     f3 = act && !p0;
     act = act && p0;
     if (simd_any(act)) {
-        // 27: wave_reduce.and r21, r28
+        // 27: wave_reduce.and_bits r21, r28
         {
             const bool wave_part = act;
             const uint wave_x = wave_part ? r28 : 0xFFFFFFFFu;
             const uint wave_v = simd_and(wave_x);
             if (wave_part) r21 = wave_v;
         }
-        // 28: wave_reduce.or r22, r27
+        // 28: wave_reduce.or_bits r22, r27
         {
             const bool wave_part = act;
             const uint wave_x = wave_part ? r27 : 0u;
             const uint wave_v = simd_or(wave_x);
             if (wave_part) r22 = wave_v;
         }
-        // 29: wave_reduce.xor r23, r29
+        // 29: wave_reduce.xor_bits r23, r29
         {
             const bool wave_part = act;
             const uint wave_x = wave_part ? r29 : 0u;
@@ -147,14 +147,14 @@ kernel void main_(
     }
     // 30: endif
     act = f2;
-    // 31: wave_reduce.or r24, r27
+    // 31: wave_reduce.or_bits r24, r27
     {
         const bool wave_part = act;
         const uint wave_x = wave_part ? r27 : 0u;
         const uint wave_v = simd_or(wave_x);
         if (wave_part) r24 = wave_v;
     }
-    // 32: wave_reduce.xor r25, r29
+    // 32: wave_reduce.xor_bits r25, r29
     {
         const bool wave_part = act;
         const uint wave_x = wave_part ? r29 : 0u;

@@ -119,7 +119,7 @@ struct wave_kernel_reduce_waves {
             const uint32_t wave_v = (uint32_t)sycl::reduce_over_group(wave_sg, (int32_t)wave_x, sycl::maximum<int32_t>());
             if (wave_part) r22 = wave_v;
         }
-        // 20: wave_reduce.or r25, r9
+        // 20: wave_reduce.or_bits r25, r9
         {
             const bool wave_part = act;
             const uint32_t wave_x = wave_part ? r9 : 0u;

@@ -128,21 +128,21 @@ struct wave_kernel_main_ {
         f3 = act && !p0;
         act = act && p0;
         if (sycl::any_of_group(wave_sg, act)) {
-            // 27: wave_reduce.and r21, r28
+            // 27: wave_reduce.and_bits r21, r28
             {
                 const bool wave_part = act;
                 const uint32_t wave_x = wave_part ? r28 : 0xFFFFFFFFu;
                 const uint32_t wave_v = sycl::reduce_over_group(wave_sg, wave_x, sycl::bit_and<uint32_t>());
                 if (wave_part) r21 = wave_v;
             }
-            // 28: wave_reduce.or r22, r27
+            // 28: wave_reduce.or_bits r22, r27
             {
                 const bool wave_part = act;
                 const uint32_t wave_x = wave_part ? r27 : 0u;
                 const uint32_t wave_v = sycl::reduce_over_group(wave_sg, wave_x, sycl::bit_or<uint32_t>());
                 if (wave_part) r22 = wave_v;
             }
-            // 29: wave_reduce.xor r23, r29
+            // 29: wave_reduce.xor_bits r23, r29
             {
                 const bool wave_part = act;
                 const uint32_t wave_x = wave_part ? r29 : 0u;
@@ -152,14 +152,14 @@ struct wave_kernel_main_ {
         }
         // 30: endif
         act = f2;
-        // 31: wave_reduce.or r24, r27
+        // 31: wave_reduce.or_bits r24, r27
         {
             const bool wave_part = act;
             const uint32_t wave_x = wave_part ? r27 : 0u;
             const uint32_t wave_v = sycl::reduce_over_group(wave_sg, wave_x, sycl::bit_or<uint32_t>());
             if (wave_part) r24 = wave_v;
         }
-        // 32: wave_reduce.xor r25, r29
+        // 32: wave_reduce.xor_bits r25, r29
         {
             const bool wave_part = act;
             const uint32_t wave_x = wave_part ? r29 : 0u;
