@@ -64,6 +64,25 @@ pub(crate) struct Config<'o> {
     pub wave_width: Option<u32>,
 }
 
+/// A BF16 instruction.
+fn is_bf16(i: &wave_isa::Inst) -> bool {
+    use wave_isa::Operation as O;
+    matches!(
+        O::of(i),
+        Some(
+            O::CvtF32Bf16
+                | O::CvtBf16F32
+                | O::Badd
+                | O::Bsub
+                | O::Bmul
+                | O::Bma
+                | O::Badd2
+                | O::Bmul2
+                | O::Bma2
+        )
+    )
+}
+
 /// Translates the kernels of `module` for `config`.
 pub(crate) fn write_string(module: &Module, config: &Config<'_>) -> Result<Translation, Error> {
     let kernels = selected(module, config.kernel)?;
@@ -86,6 +105,12 @@ pub(crate) fn write_string(module: &Module, config: &Config<'_>) -> Result<Trans
     out.flush_left("//");
     for line in d.prelude(config.wave_width).lines() {
         out.flush_left(line);
+    }
+    // The bfloat16 helpers only where a kernel needs them (Metal's `bfloat` is MSL 3.1).
+    if kernels.iter().any(|k| module.instructions(k).any(|(_, i)| is_bf16(&i))) {
+        for line in d.bf16_prelude().lines() {
+            out.flush_left(line);
+        }
     }
     for kernel in kernels {
         let program = match analyse(module, kernel) {

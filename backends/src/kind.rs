@@ -134,6 +134,8 @@ impl Kind {
             | Operation::CvtF16F32
             | Operation::CvtF32F64
             | Operation::CvtF64F32
+            | Operation::CvtF32Bf16
+            | Operation::CvtBf16F32
             | Operation::Hadd
             | Operation::Hsub
             | Operation::Hmul
@@ -141,6 +143,13 @@ impl Kind {
             | Operation::Hadd2
             | Operation::Hmul2
             | Operation::Hma2
+            | Operation::Badd
+            | Operation::Bsub
+            | Operation::Bmul
+            | Operation::Bma
+            | Operation::Badd2
+            | Operation::Bmul2
+            | Operation::Bma2
             | Operation::Dadd
             | Operation::Dsub
             | Operation::Dmul

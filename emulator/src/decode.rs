@@ -443,6 +443,8 @@ fn class_of(code: Code) -> u8 {
         | Code::CvtF16F32
         | Code::CvtF32F64
         | Code::CvtF64F32
+        | Code::CvtF32Bf16
+        | Code::CvtBf16F32
         | Code::Hadd
         | Code::Hsub
         | Code::Hmul
@@ -450,6 +452,13 @@ fn class_of(code: Code) -> u8 {
         | Code::Hadd2
         | Code::Hmul2
         | Code::Hma2
+        | Code::Badd
+        | Code::Bsub
+        | Code::Bmul
+        | Code::Bma
+        | Code::Badd2
+        | Code::Bmul2
+        | Code::Bma2
         | Code::Dadd
         | Code::Dsub
         | Code::Dmul

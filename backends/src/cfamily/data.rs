@@ -173,6 +173,23 @@ impl Writer<'_, '_> {
                 let hi = i.inst.modifier & 1 != 0;
                 l.push(format!("{rd} = wave_set_h({rd}, {hi}, wave_f2h({}));", f(&a)));
             }
+            Operation::CvtF32Bf16 => {
+                let hi = i.inst.modifier & 2 != 0;
+                l.push(format!("{rd} = wave_u(wave_b({a}, {hi}));"));
+            }
+            Operation::CvtBf16F32 => {
+                let hi = i.inst.modifier & 1 != 0;
+                l.push(format!("{rd} = wave_set_b({rd}, {hi}, {});", f(&a)));
+            }
+            // Binary32 sums, differences and products of bfloat16 values rounded to bfloat16
+            // are the bfloat16 results (binary32 has more than twice the bits plus two).
+            Operation::Badd => bf16(&mut l, i, |x, y, _| format!("{x} + {y}")),
+            Operation::Bsub => bf16(&mut l, i, |x, y, _| format!("{x} - {y}")),
+            Operation::Bmul => bf16(&mut l, i, |x, y, _| format!("{x} * {y}")),
+            Operation::Bma => bf16(&mut l, i, |x, y, z| format!("wave_bfma({x}, {y}, {z})")),
+            Operation::Badd2 => bf16x2(&mut l, i, |x, y, _| format!("{x} + {y}")),
+            Operation::Bmul2 => bf16x2(&mut l, i, |x, y, _| format!("{x} * {y}")),
+            Operation::Bma2 => bf16x2(&mut l, i, |x, y, z| format!("wave_bfma({x}, {y}, {z})")),
             Operation::Hadd => half(&mut l, i, |x, y| format!("wave_hadd({x}, {y})")),
             Operation::Hsub => half(&mut l, i, |x, y| format!("wave_hsub({x}, {y})")),
             Operation::Hmul => half(&mut l, i, |x, y| format!("wave_hmul({x}, {y})")),
@@ -306,6 +323,8 @@ impl Writer<'_, '_> {
             (_, 3) => "wave_id".into(),
             (_, 4) => "lane".into(),
             (_, 14) => "wave_w".into(),
+            // sr_mma_supported, _m, _n, _k: no WAVE backend offers CAP_MMA.
+            (_, 16..) => "0u".into(),
             _ => "(wave_threads + wave_w - 1u) / wave_w".into(),
         }
     }
@@ -318,6 +337,35 @@ fn half(l: &mut Vec<String>, i: &Instr, op: impl FnOnce(&str, &str) -> String) {
     let x = format!("wave_h({}, {})", r(i.inst.rs1), sel & 2 != 0);
     let y = format!("wave_h({}, {})", r(i.inst.rs2), sel & 4 != 0);
     l.push(format!("{rd} = wave_set_h({rd}, {}, {});", sel & 1 != 0, op(&x, &y)));
+}
+
+/// `badd`, `bsub`, `bmul`, `bma`: `op` (in binary32) of the bfloat16 halves the modifier
+/// selects, rounded into the selected half of `rd`.
+fn bf16(l: &mut Vec<String>, i: &Instr, op: impl FnOnce(&str, &str, &str) -> String) {
+    let (rd, sel) = (r(i.inst.rd), i.inst.modifier);
+    let x = format!("wave_b({}, {})", r(i.inst.rs1), sel & 2 != 0);
+    let y = format!("wave_b({}, {})", r(i.inst.rs2), sel & 4 != 0);
+    let z = format!("wave_b({}, {})", r(i.rs3()), sel & 8 != 0);
+    l.push(format!("{rd} = wave_set_b({rd}, {}, {});", sel & 1 != 0, op(&x, &y, &z)));
+}
+
+/// `badd2`, `bmul2`, `bma2`: `op` of the low bfloat16 halves into the low half of `rd`, and
+/// of the high halves into the high half.
+fn bf16x2(l: &mut Vec<String>, i: &Instr, op: impl Fn(&str, &str, &str) -> String) {
+    let (a, b, c) = (r(i.inst.rs1), r(i.inst.rs2), r(i.rs3()));
+    let half = |hi: bool| {
+        op(
+            &format!("wave_b({a}, {hi})"),
+            &format!("wave_b({b}, {hi})"),
+            &format!("wave_b({c}, {hi})"),
+        )
+    };
+    l.push(format!(
+        "{} = wave_set_b(wave_set_b(0u, false, {}), true, {});",
+        r(i.inst.rd),
+        half(false),
+        half(true)
+    ));
 }
 
 /// `hadd2`, `hmul2`, `hma2`: `op` of the low halves of `rs1`, `rs2`, `rs3` into the low half of

@@ -277,3 +277,62 @@ impl Dialect {
         s
     }
 }
+
+impl Dialect {
+    /// The bfloat16 helpers, for a translation with BF16 instructions: the platform's bfloat16
+    /// type (`hip_bfloat16`, `sycl::ext::oneapi::bfloat16`, MSL 3.1's `bfloat`) converts, and
+    /// `wave_bfma` rounds a multiply-add to odd first.
+    pub(super) fn bf16_prelude(self) -> String {
+        let q = self.helper();
+        let mut s = String::new();
+        match self {
+            Dialect::Hip => {
+                s.push_str("#include <hip/hip_bfloat16.h>\n");
+                s.push_str(&format!("{q} float wave_b(uint32_t x, bool hi) {{ hip_bfloat16 v; v.data = (uint16_t)(hi ? x >> 16 : x); return (float)v; }}\n"));
+                s.push_str(&format!("{q} uint32_t wave_set_b(uint32_t old, bool hi, float x) {{ uint32_t b = hip_bfloat16(x).data; return hi ? (old & 0xFFFFu) | (b << 16) : (old & 0xFFFF0000u) | b; }}\n"));
+                s.push_str(&bfma_double(
+                    q,
+                    "",
+                    [
+                        "__double_as_longlong",
+                        "__longlong_as_double",
+                        "__float_as_uint",
+                        "__uint_as_float",
+                    ],
+                ));
+            }
+            Dialect::Sycl => {
+                s.push_str(&format!("{q} float wave_b(uint32_t x, bool hi) {{ return (float)sycl::bit_cast<sycl::ext::oneapi::bfloat16>((uint16_t)(hi ? x >> 16 : x)); }}\n"));
+                s.push_str(&format!("{q} uint32_t wave_set_b(uint32_t old, bool hi, float x) {{ uint32_t b = sycl::bit_cast<uint16_t>(sycl::ext::oneapi::bfloat16(x)); return hi ? (old & 0xFFFFu) | (b << 16) : (old & 0xFFFF0000u) | b; }}\n"));
+                s.push_str(&bfma_double(
+                    q,
+                    "sycl::",
+                    [
+                        "sycl::bit_cast<long long>",
+                        "sycl::bit_cast<double>",
+                        "sycl::bit_cast<uint32_t>",
+                        "sycl::bit_cast<float>",
+                    ],
+                ));
+            }
+            Dialect::Metal => {
+                s.push_str(&format!("{q} float wave_b(uint x, bool hi) {{ return (float)as_type<bfloat>((ushort)(hi ? x >> 16 : x)); }}\n"));
+                s.push_str(&format!("{q} uint wave_set_b(uint old, bool hi, float x) {{ uint b = as_type<ushort>(bfloat(x)); return hi ? (old & 0xFFFFu) | (b << 16) : (old & 0xFFFF0000u) | b; }}\n"));
+                // Metal has no binary64: the sum and its error in binary32, exact while the
+                // product of two bfloat16 values stays in binary32's normal range.
+                s.push_str(&format!("{q} float wave_bfma(float a, float b, float c) {{ float p = a * b; float s = p + c; if (!isfinite(s)) return s; float bb = s - p; float e = (p - (s - bb)) + (c - bb); uint sb = as_type<uint>(s); if (e != 0.0f && (sb & 1u) == 0u) sb = ((e > 0.0f) == (s > 0.0f)) ? sb + 1u : sb - 1u; return as_type<float>(sb); }}\n"));
+            }
+        }
+        s
+    }
+}
+
+/// `wave_bfma(a, b, c)`: `a * b + c` of three bfloat16 values (widened to binary32), rounded
+/// to odd at binary32, so that `wave_set_b`'s rounding to nearest even is the one rounding of
+/// the exact result. The product is exact in binary64 and the sum's error is found exactly
+/// (TwoSum); rounding to odd at binary64 and then at binary32 keeps the sticky bit.
+fn bfma_double(q: &str, m: &str, [dbits, dfrom, fbits, ffrom]: [&str; 4]) -> String {
+    format!(
+        "{q} float wave_bfma(float a, float b, float c) {{ double p = (double)a * (double)b; double s = p + (double)c; if (!{m}isfinite(s)) return (float)s; double bb = s - p; double e = (p - (s - bb)) + ((double)c - bb); long long sb = {dbits}(s); if (e != 0.0 && (sb & 1) == 0) s = {dfrom}(((e > 0.0) == (s > 0.0)) ? sb + 1 : sb - 1); float r = (float)s; if ({m}isfinite(r) && (double)r != s && ({fbits}(r) & 1u) == 0u) r = {ffrom}(({m}fabs((double)r) < {m}fabs(s)) ? {fbits}(r) + 1u : {fbits}(r) - 1u); return r; }}\n"
+    )
+}

@@ -317,6 +317,25 @@ impl Kernel<'_, '_> {
                 l.push(format!("cvt.f64.f32 %d0, {a};"));
                 l.push(format!("mov.b64 {{{d}, {}}}, %d0;", r(i.inst.rd + 1)));
             }
+            Operation::CvtF32Bf16 => {
+                // A bfloat16 is the top half of a binary32.
+                let hi = i.inst.modifier & 2 != 0;
+                if hi {
+                    l.push(format!("and.b32 {d}, {a}, 0xFFFF0000;"));
+                } else {
+                    l.push(format!("shl.b32 {d}, {a}, 16;"));
+                }
+            }
+            Operation::CvtBf16F32 => {
+                let hi = i.inst.modifier & 1 != 0;
+                bf16_round(&mut l, &a, "%t2");
+                l.push("mov.b32 {%h6, %h7}, %t2;".into());
+                set_half(&mut l, &d, hi, "%h6");
+            }
+            Operation::Badd | Operation::Bsub | Operation::Bmul | Operation::Bma => {
+                self.bf16(&mut l, i)
+            }
+            Operation::Badd2 | Operation::Bmul2 | Operation::Bma2 => self.bf16x2(&mut l, i),
             Operation::Hadd => {
                 half(&mut l, i, |l, x, y| l.push(format!("add.rn.f16 %h6, {x}, {y};")))
             }
@@ -373,6 +392,8 @@ impl Kernel<'_, '_> {
                     12 => "%nctaid.y".into(),
                     13 => "%nctaid.z".into(),
                     14 => "32".into(),
+                    // sr_mma_supported, _m, _n, _k: no WAVE backend offers CAP_MMA.
+                    16.. => "0".into(),
                     _ => {
                         l.push("mov.u32 %t1, %ntid.x;".into());
                         l.push("mov.u32 %t2, %ntid.y;".into());
@@ -452,6 +473,171 @@ fn half(l: &mut Vec<String>, i: &Instr, op: impl FnOnce(&mut Vec<String>, &str, 
     let y = if sel & 4 != 0 { "%h3" } else { "%h2" };
     op(l, x, y);
     set_half(l, &r(i.inst.rd), sel & 1 != 0, "%h6");
+}
+
+/// `to` = the binary32 in `x` rounded to bfloat16, to nearest even, in its low 16 bits (the
+/// high 16 are zero); NaN gives the canonical 0x7FC0, as in the emulator. Integer operations
+/// only, so every SM has them; uses `%t1` and `%q6`.
+fn bf16_round(l: &mut Vec<String>, x: &str, to: &str) {
+    l.push(format!("shr.b32 %t1, {x}, 16;"));
+    l.push("and.b32 %t1, %t1, 1;".into());
+    l.push("add.u32 %t1, %t1, 0x7FFF;".into());
+    l.push(format!("add.u32 %t1, {x}, %t1;"));
+    l.push(format!("and.b32 {to}, {x}, 0x7FFFFFFF;"));
+    l.push(format!("setp.gt.u32 %q6, {to}, 0x7F800000;"));
+    l.push(format!("shr.b32 {to}, %t1, 16;"));
+    l.push(format!("selp.b32 {to}, 0x7FC0, {to}, %q6;"));
+}
+
+/// `%t3` = `%t3 * %t4 + %t5` (binary32 values of bfloat16s) rounded to odd at binary32, so
+/// that [`bf16_round`] after it rounds the exact result once: the product is exact in
+/// binary64, the sum's error comes from TwoSum, and the sum is rounded to odd at binary64 and
+/// then at binary32 (each keeps a sticky last bit). For SMs without `fma.rn.bf16`; uses
+/// `%d4`-`%d10`, `%a1`, `%a3`, `%t4`, `%q6`, `%q7`.
+fn bf16_fma_odd(l: &mut Vec<String>) {
+    for line in [
+        "cvt.f64.f32 %d4, %t3;",
+        "cvt.f64.f32 %d5, %t4;",
+        "cvt.f64.f32 %d6, %t5;",
+        "mul.rn.f64 %d4, %d4, %d5;",
+        "add.rn.f64 %d7, %d4, %d6;",
+        "sub.rn.f64 %d8, %d7, %d4;",
+        "sub.rn.f64 %d9, %d7, %d8;",
+        "sub.rn.f64 %d9, %d4, %d9;",
+        "sub.rn.f64 %d10, %d6, %d8;",
+        "add.rn.f64 %d9, %d9, %d10;",
+        // To odd at binary64: an inexact sum (error not zero; NaN compares false) with an even
+        // last bit moves one unit toward the error.
+        "mov.b64 %a3, %d7;",
+        "and.b64 %a1, %a3, 1;",
+        "setp.eq.u64 %q6, %a1, 0;",
+        "setp.ne.and.f64 %q6, %d9, 0d0000000000000000, %q6;",
+        "mov.b64 %a1, %d9;",
+        "xor.b64 %a1, %a1, %a3;",
+        "shr.u64 %a1, %a1, 63;",
+        "shl.b64 %a1, %a1, 1;",
+        "neg.s64 %a1, %a1;",
+        "add.s64 %a1, %a1, 1;",
+        "selp.b64 %a1, %a1, 0, %q6;",
+        "add.s64 %a3, %a3, %a1;",
+        "mov.b64 %d7, %a3;",
+        // To odd at binary32: a finite inexact result with an even last bit moves one unit
+        // toward the binary64 value.
+        "cvt.rn.f32.f64 %t3, %d7;",
+        "cvt.f64.f32 %d8, %t3;",
+        "setp.ne.f64 %q7, %d8, %d7;",
+        "and.b32 %t4, %t3, 1;",
+        "setp.eq.and.u32 %q7, %t4, 0, %q7;",
+        "and.b32 %t4, %t3, 0x7FFFFFFF;",
+        "setp.lt.and.u32 %q7, %t4, 0x7F800000, %q7;",
+        "abs.f64 %d9, %d8;",
+        "abs.f64 %d10, %d7;",
+        "setp.lt.f64 %q6, %d9, %d10;",
+        "selp.b32 %t4, 1, -1, %q6;",
+        "selp.b32 %t4, %t4, 0, %q7;",
+        "add.s32 %t3, %t3, %t4;",
+    ] {
+        l.push(line.into());
+    }
+}
+
+/// `to` = the bfloat16 in the `hi` or low half of `x` widened to binary32 (exact).
+fn bf16_widen(l: &mut Vec<String>, x: &str, hi: bool, to: &str) {
+    if hi {
+        l.push(format!("and.b32 {to}, {x}, 0xFFFF0000;"));
+    } else {
+        l.push(format!("shl.b32 {to}, {x}, 16;"));
+    }
+}
+
+impl Kernel<'_, '_> {
+    /// `badd`, `bsub`, `bmul`, `bma` on the halves the modifier selects. From sm_80 one
+    /// `fma.rn.bf16` (an add is `x * 1 + y`, a product `x * y + -0`): a single rounding. Before
+    /// sm_80, which has no bfloat16 instructions, the sum, difference or product in binary32
+    /// rounded to bfloat16, the same result (binary32 has more than twice bfloat16's bits plus
+    /// two), and `bma` through [`bf16_fma_odd`].
+    fn bf16(&mut self, l: &mut Vec<String>, i: &Instr) {
+        let sel = i.inst.modifier;
+        let (a, b, d) = (r(i.inst.rs1), r(i.inst.rs2), r(i.inst.rd));
+        let op = Operation::of(&i.inst);
+        if self.options.sm >= 80 {
+            l.push(format!("mov.b32 {{%h0, %h1}}, {a};"));
+            l.push(format!("mov.b32 {{%h2, %h3}}, {b};"));
+            let x = if sel & 2 != 0 { "%h1" } else { "%h0" };
+            let y = if sel & 4 != 0 { "%h3" } else { "%h2" };
+            match op {
+                Some(Operation::Badd) => {
+                    l.push("mov.b16 %h7, 0x3F80;".into());
+                    l.push(format!("fma.rn.bf16 %h6, {x}, %h7, {y};"));
+                }
+                Some(Operation::Bsub) => {
+                    l.push("mov.b16 %h7, 0xBF80;".into());
+                    l.push(format!("fma.rn.bf16 %h6, {y}, %h7, {x};"));
+                }
+                Some(Operation::Bmul) => {
+                    l.push("mov.b16 %h7, 0x8000;".into());
+                    l.push(format!("fma.rn.bf16 %h6, {x}, {y}, %h7;"));
+                }
+                _ => {
+                    l.push(format!("mov.b32 {{%h4, %h5}}, {};", r(i.rs3())));
+                    let z = if sel & 8 != 0 { "%h5" } else { "%h4" };
+                    l.push(format!("fma.rn.bf16 %h6, {x}, {y}, {z};"));
+                }
+            }
+            set_half(l, &d, sel & 1 != 0, "%h6");
+            return;
+        }
+        bf16_widen(l, &a, sel & 2 != 0, "%t3");
+        bf16_widen(l, &b, sel & 4 != 0, "%t4");
+        match op {
+            Some(Operation::Badd) => l.push("add.rn.f32 %t3, %t3, %t4;".into()),
+            Some(Operation::Bsub) => l.push("sub.rn.f32 %t3, %t3, %t4;".into()),
+            Some(Operation::Bmul) => l.push("mul.rn.f32 %t3, %t3, %t4;".into()),
+            _ => {
+                bf16_widen(l, &r(i.rs3()), sel & 8 != 0, "%t5");
+                bf16_fma_odd(l);
+            }
+        }
+        bf16_round(l, "%t3", "%t2");
+        l.push("mov.b32 {%h6, %h7}, %t2;".into());
+        set_half(l, &d, sel & 1 != 0, "%h6");
+    }
+
+    /// `badd2`, `bmul2`, `bma2`: one `fma.rn.bf16x2` from sm_80; before, each half as in
+    /// [`Self::bf16`].
+    fn bf16x2(&mut self, l: &mut Vec<String>, i: &Instr) {
+        let (a, b, c, d) = (r(i.inst.rs1), r(i.inst.rs2), r(i.rs3()), r(i.inst.rd));
+        let op = Operation::of(&i.inst);
+        if self.options.sm >= 80 {
+            match op {
+                Some(Operation::Badd2) => {
+                    l.push("mov.b32 %t1, 0x3F803F80;".into());
+                    l.push(format!("fma.rn.bf16x2 {d}, {a}, %t1, {b};"));
+                }
+                Some(Operation::Bmul2) => {
+                    l.push("mov.b32 %t1, 0x80008000;".into());
+                    l.push(format!("fma.rn.bf16x2 {d}, {a}, {b}, %t1;"));
+                }
+                _ => l.push(format!("fma.rn.bf16x2 {d}, {a}, {b}, {c};")),
+            }
+            return;
+        }
+        for hi in [false, true] {
+            bf16_widen(l, &a, hi, "%t3");
+            bf16_widen(l, &b, hi, "%t4");
+            match op {
+                Some(Operation::Badd2) => l.push("add.rn.f32 %t3, %t3, %t4;".into()),
+                Some(Operation::Bmul2) => l.push("mul.rn.f32 %t3, %t3, %t4;".into()),
+                _ => {
+                    bf16_widen(l, &c, hi, "%t5");
+                    bf16_fma_odd(l);
+                }
+            }
+            bf16_round(l, "%t3", if hi { "%t7" } else { "%t8" });
+        }
+        l.push("shl.b32 %t7, %t7, 16;".into());
+        l.push(format!("or.b32 {d}, %t7, %t8;"));
+    }
 }
 
 /// A binary64 operation `op` from `%d1`.. (the register pairs at `rs1`, `rs2`, `rs3`, as many as

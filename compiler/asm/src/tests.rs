@@ -683,3 +683,41 @@ fn fast_parser_agrees_with_tree_sitter_on_half_typed_samples() {
         assert!(malformed * 4 > total, "{piled} edits: {malformed} of {total} with syntax errors");
     }
 }
+
+/// `wave_reduce.and_bits` (Appendix A's name) is canonical: the short names and the
+/// underscore spellings assemble to it, and the disassembler and the formatter print it.
+#[test]
+fn bitwise_reductions_assemble_disassemble_and_format_as_and_bits() {
+    let source = kernel(
+        "    wave_reduce.and_bits r1, a\n    wave_reduce.or r2, a\n    wave_reduce_xor r3, a\n    wave_reduce_and_bits r4, a",
+    );
+    let assembly = assemble(&source, "test.wave");
+    assert!(!assembly.has_errors(), "{:?}", assembly.diagnostics);
+    let listing = disassemble(&assembly.module);
+    for line in [
+        "wave_reduce.and_bits r1, r0",
+        "wave_reduce.or_bits r2, r0",
+        "wave_reduce.xor_bits r3, r0",
+        "wave_reduce.and_bits r4, r0",
+    ] {
+        assert!(listing.contains(line), "{line} in\n{listing}");
+    }
+    let formatted = format(&source).expect("formats");
+    for line in [
+        "wave_reduce.and_bits r1, a",
+        "wave_reduce.or_bits r2, a",
+        "wave_reduce.xor_bits r3, a",
+        "wave_reduce.and_bits r4, a",
+    ] {
+        assert!(formatted.contains(line), "{line} in\n{formatted}");
+    }
+}
+
+/// The reference toolchain's fragment MMA is refused with its reason, not as unknown names.
+#[test]
+fn the_reference_fragment_mma_is_refused_with_the_reason() {
+    check(
+        &kernel("    mma_load_a r0, r1, r2\n    mma_compute r0, r0, r0"),
+        "E0105 3:5 `mma_load_a` is the reference toolchain's fragment MMA, which needs CAP_MMA: no target of this toolchain has it\nE0105 4:5 `mma_compute` is the reference toolchain's fragment MMA, which needs CAP_MMA: no target of this toolchain has it",
+    );
+}

@@ -325,7 +325,7 @@ impl Inst {
                 }
                 Operand::Special => {
                     rs1 = true;
-                    if self.rs1 > 15 {
+                    if usize::from(self.rs1) >= crate::SPECIALS.len() {
                         return Err(EncodeError::Range {
                             mnemonic: m,
                             field: "rs1",

@@ -19,6 +19,7 @@
 mod arbitrary;
 mod encoding;
 pub mod flags;
+mod forms;
 mod lookup;
 mod opcode;
 mod operation;
@@ -102,7 +103,7 @@ impl Category {
             Category::Wave => "Wave operations",
             Category::Control => "Control flow and synchronisation",
             Category::Convert => "Type conversion",
-            Category::F16 => "F16 arithmetic",
+            Category::F16 => "F16 and BF16 arithmetic",
             Category::F64 => "F64 arithmetic (optional)",
             Category::Mma => "Matrix multiply-accumulate (optional)",
             Category::Misc => "Miscellaneous",
@@ -161,8 +162,9 @@ pub const DEFAULT_SCOPE: u8 = 2;
 pub const CACHE_HINTS: [&str; 4] = ["", "cached", "uncached", "streaming"];
 
 /// The special registers of spec 3.3, indexed by their `rs1` value in `mov_special`: name,
-/// and what it holds (hovers, completion details and the ISA reference show it).
-pub const SPECIALS: [(&str, &str); 16] = [
+/// and what it holds (hovers, completion details and the ISA reference show it). The last
+/// four are the MMA queries of spec 7.3 as the reference toolchain numbers them (16-19).
+pub const SPECIALS: [(&str, &str); 20] = [
     ("sr_thread_id_x", "the thread's index in its workgroup, X dimension"),
     ("sr_thread_id_y", "the thread's index in its workgroup, Y dimension"),
     ("sr_thread_id_z", "the thread's index in its workgroup, Z dimension"),
@@ -179,11 +181,15 @@ pub const SPECIALS: [(&str, &str); 16] = [
     ("sr_grid_size_z", "workgroups in the grid, Z dimension"),
     ("sr_wave_width", "W, the threads per wave of this dispatch"),
     ("sr_num_waves", "waves per workgroup"),
+    ("sr_mma_supported", "1 where CAP_MMA is present, else 0: 0 on every target of this toolchain"),
+    ("sr_mma_m", "rows of an MMA tile (M), 0 without CAP_MMA"),
+    ("sr_mma_n", "columns of an MMA tile (N), 0 without CAP_MMA"),
+    ("sr_mma_k", "the MMA tile's inner dimension (K), 0 without CAP_MMA"),
 ];
 
 /// The special registers' names, by index (the first column of [`SPECIALS`]).
-pub const SPECIAL_REGISTERS: [&str; 16] = {
-    let mut names = [""; 16];
+pub const SPECIAL_REGISTERS: [&str; SPECIALS.len()] = {
+    let mut names = [""; SPECIALS.len()];
     let mut i = 0;
     while i < names.len() {
         names[i] = SPECIALS[i].0;

@@ -12,224 +12,10 @@
 //!   generated underscore forms (`icmp_lt`, `device_load_u32`) are added by [`crate::lookup`]
 //!   from the modifier names and need no row.
 
-use crate::flags::{self, Flags, Flow};
+use crate::flags::{self, Flow};
 use crate::{Capability, Category, Format, Opcode};
 
-/// Where a register operand's number is stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Slot {
-    /// Bits [39:32] of the base word.
-    Rd,
-    /// Bits [31:24] of the base word.
-    Rs1,
-    /// Bits [23:16] of the base word.
-    Rs2,
-    /// Bits [7:0] of the extension word.
-    Rs3,
-    /// Bits [15:8] of the extension word (only `bfi` has a fourth source).
-    Rs4,
-}
-
-impl Slot {
-    /// The field name as the spec writes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Slot::Rd => "rd",
-            Slot::Rs1 => "rs1",
-            Slot::Rs2 => "rs2",
-            Slot::Rs3 => "rs3",
-            Slot::Rs4 => "rs4",
-        }
-    }
-}
-
-/// How many consecutive 32-bit registers an operand spans.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Width {
-    /// One 32-bit register.
-    W32,
-    /// A 16-bit half, `.lo` or `.hi`; the half is selected by modifier bit `0..=3`.
-    Half(u8),
-    /// A 64-bit pair `rN:rN+1`.
-    Pair,
-    /// Decided by the memory width or atomic type modifier: 8..32 bits one register, 64 a
-    /// pair, 128 four registers.
-    Data,
-}
-
-/// What kind of immediate an operand accepts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ImmKind {
-    /// A 32-bit integer, signed or unsigned (`-1` and `0xffff_ffff` are the same bits).
-    Int,
-    /// An IEEE binary32 value; integer literals mean the float of that value, hex literals
-    /// give raw bits.
-    Float,
-    /// Raw 32 bits: integer literals as is, float literals as their binary32 pattern.
-    Bits,
-}
-
-/// One text operand of an instruction form, in the order it is written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Operand {
-    /// A general register; `write` is true for a destination.
-    Reg {
-        /// Field that holds the register number.
-        slot: Slot,
-        /// How many registers it spans.
-        width: Width,
-        /// Written by the instruction (else read).
-        write: bool,
-    },
-    /// A register in `rs2`, or an immediate carried by the extension word.
-    RegOrImm(ImmKind),
-    /// A predicate destination `pN`, stored in `rd`.
-    PredDst,
-    /// A predicate source `pN` or `!pN`, stored in modifier bits [1:0] and [2].
-    PredSrc,
-    /// A byte address register in `rs1`, optionally `[rN + offset]` with the signed offset
-    /// in the extension word.
-    Address {
-        /// Whether an offset may be given.
-        offset: bool,
-    },
-    /// A special register, its index in `rs1`.
-    Special,
-    /// A 32-bit immediate in the extension word.
-    Imm(ImmKind),
-    /// A code label, its byte offset in the extension word.
-    Target,
-}
-
-/// What the 4-bit modifier field means for an opcode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Modifier {
-    /// Unused; must be zero.
-    None,
-    /// A sub-operation chosen by a named suffix.
-    Named {
-        /// Suffix names and their field values.
-        names: &'static [(&'static str, u8)],
-        /// Value used when no suffix is written (`None`: a suffix is required).
-        default: Option<u8>,
-    },
-    /// Holds the predicate source operand: bits [1:0] the index, bit [2] negation.
-    PredSrc,
-    /// One bit per half-register operand (bit set: `.hi`).
-    Halves,
-    /// Bits [2:0]: the atomic's data type (see [`ATOMIC_TYPES`]); bit [3]: Local Memory.
-    Atomic {
-        /// The types this atomic accepts.
-        types: &'static [AtomicType],
-    },
-}
-
-/// What the 2-bit scope field means for an opcode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ScopeUse {
-    /// Unused; must be zero.
-    None,
-    /// A memory scope (`.wave .workgroup .device .system`); `.device` when none is written.
-    Scope,
-    /// A cache hint (`.cached .uncached .streaming`) on a device load or store.
-    CacheHint,
-}
-
-/// The data type of an atomic operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AtomicType {
-    /// Unsigned 32-bit (the default; also the bitwise and exchange type).
-    U32 = 0,
-    /// Signed 32-bit (differs from u32 only for min and max).
-    I32 = 1,
-    /// Binary32 float add (CAP_ATOMIC_F32).
-    F32 = 2,
-    /// Unsigned 64-bit (CAP_ATOMIC_64), register pairs.
-    U64 = 3,
-    /// Signed 64-bit (CAP_ATOMIC_64), register pairs.
-    I64 = 4,
-}
-
-impl AtomicType {
-    /// The suffix that names this type.
-    pub fn name(self) -> &'static str {
-        match self {
-            AtomicType::U32 => "u32",
-            AtomicType::I32 => "i32",
-            AtomicType::F32 => "f32",
-            AtomicType::U64 => "u64",
-            AtomicType::I64 => "i64",
-        }
-    }
-
-    /// The type stored in modifier bits [2:0].
-    pub fn from_bits(bits: u8) -> Option<AtomicType> {
-        ATOMIC_TYPES.iter().copied().find(|t| *t as u8 == bits)
-    }
-
-    /// Whether the operands are 64-bit register pairs.
-    pub fn is_64(self) -> bool {
-        matches!(self, AtomicType::U64 | AtomicType::I64)
-    }
-}
-
-/// Every atomic type, in field order.
-pub const ATOMIC_TYPES: &[AtomicType] =
-    &[AtomicType::U32, AtomicType::I32, AtomicType::F32, AtomicType::U64, AtomicType::I64];
-
-/// One row of the table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OpInfo {
-    /// The opcode.
-    pub op: Opcode,
-    /// The 8-bit primary opcode (`op as u8`).
-    pub opcode: u8,
-    /// Canonical mnemonic (Appendix A).
-    pub mnemonic: &'static str,
-    /// Base (48-bit) or Extended (80-bit, always with the extension word).
-    pub format: Format,
-    /// The Appendix A category.
-    pub category: Category,
-    /// Operands in text order.
-    pub operands: &'static [Operand],
-    /// Meaning of the modifier field.
-    pub modifier: Modifier,
-    /// Meaning of the scope field.
-    pub scope: ScopeUse,
-    /// Whether `@p`/`@!p` may guard it (false for structured control flow and barriers).
-    pub predicable: bool,
-    /// The capability it needs, if optional.
-    pub capability: Option<Capability>,
-    /// Other whole spellings: (alias, suffixes it implies).
-    pub aliases: &'static [(&'static str, &'static [&'static str])],
-    /// What passes and analyses may assume about it ([`crate::flags`]).
-    pub flags: Flags,
-    /// The spec section that defines it.
-    pub section: &'static str,
-    /// One paragraph of semantics, in the words of the spec where it has them.
-    pub summary: &'static str,
-}
-
-impl OpInfo {
-    /// Name of modifier value `value`, for `Named` modifiers.
-    pub fn modifier_name(&self, value: u8) -> Option<&'static str> {
-        match self.modifier {
-            Modifier::Named { names, .. } => {
-                names.iter().find(|(_, v)| *v == value).map(|(n, _)| *n)
-            }
-            _ => None,
-        }
-    }
-
-    /// Whether the extension word may or must be present.
-    pub fn may_extend(&self) -> bool {
-        self.format == Format::Extended
-            || self
-                .operands
-                .iter()
-                .any(|o| matches!(o, Operand::RegOrImm(_) | Operand::Address { offset: true }))
-    }
-}
+pub use crate::forms::*;
 
 use Operand::*;
 use Slot::*;
@@ -301,6 +87,20 @@ const PAIR_TERN: &[Operand] = &[
 const MOV_IMM: &[Operand] = &[dst(Rd), Imm(ImmKind::Bits)];
 const MOV_SPECIAL: &[Operand] = &[dst(Rd), Special];
 
+/// The opcodes that are not in the spec's Appendix A: the reference toolchain's v0.4 BF16
+/// operations and conversions (docs/isa/deviations.md, item 21).
+pub const EXTENSIONS: [Opcode; 9] = [
+    Opcode::CvtF32Bf16,
+    Opcode::CvtBf16F32,
+    Opcode::Badd,
+    Opcode::Bsub,
+    Opcode::Bmul,
+    Opcode::Bma,
+    Opcode::Badd2,
+    Opcode::Bmul2,
+    Opcode::Bma2,
+];
+
 /// Memory access widths of `local_load`/`local_store` (modifier values).
 pub const LOCAL_WIDTHS: &[(&str, u8)] = &[("u8", 0), ("u16", 1), ("u32", 2), ("u64", 3)];
 /// Memory access widths of `device_load`/`device_store` (modifier values).
@@ -325,8 +125,19 @@ pub const BITOPS: &[(&str, u8)] = &[("bitcount", 0), ("bitfind", 1), ("bitrev", 
 /// `fence` orderings.
 pub const FENCES: &[(&str, u8)] = &[("acquire", 0), ("release", 1), ("acq_rel", 2)];
 /// `wave_reduce` operations. Values 8-13 per the v0.3 changelog (see docs/isa/deviations.md).
-pub const REDUCTIONS: &[(&str, u8)] =
-    &[("add", 8), ("min", 9), ("max", 10), ("and", 11), ("or", 12), ("xor", 13)];
+/// The bitwise ones are named as Appendix A names them (`and_bits`), the canonical spelling;
+/// the short names after them are aliases (the first name of a value is the one printed).
+pub const REDUCTIONS: &[(&str, u8)] = &[
+    ("add", 8),
+    ("min", 9),
+    ("max", 10),
+    ("and_bits", 11),
+    ("or_bits", 12),
+    ("xor_bits", 13),
+    ("and", 11),
+    ("or", 12),
+    ("xor", 13),
+];
 
 const ALL_ATOMIC: &[AtomicType] =
     &[AtomicType::U32, AtomicType::I32, AtomicType::F32, AtomicType::U64, AtomicType::I64];
@@ -815,12 +626,12 @@ pub static OPCODES: &[OpInfo] = &[
             ("wave_reduce_add", &["add"]),
             ("wave_reduce_min", &["min"]),
             ("wave_reduce_max", &["max"]),
-            ("wave_reduce_and", &["and"]),
-            ("wave_reduce_or", &["or"]),
-            ("wave_reduce_xor", &["xor"]),
-            ("wave_reduce_and_bits", &["and"]),
-            ("wave_reduce_or_bits", &["or"]),
-            ("wave_reduce_xor_bits", &["xor"])
+            ("wave_reduce_and_bits", &["and_bits"]),
+            ("wave_reduce_or_bits", &["or_bits"]),
+            ("wave_reduce_xor_bits", &["xor_bits"]),
+            ("wave_reduce_and", &["and_bits"]),
+            ("wave_reduce_or", &["or_bits"]),
+            ("wave_reduce_xor", &["xor_bits"])
         ],
         flags = flags::WAVE,
     ),
@@ -1025,6 +836,24 @@ pub static OPCODES: &[OpInfo] = &[
         "rd pair = rs1 widened to binary64.",
         cap = F64
     ),
+    op!(
+        CvtF32Bf16,
+        Base,
+        Convert,
+        CVT_FROM_HALF,
+        "6.7",
+        "rd = the bfloat16 half rs1.lo or rs1.hi widened to binary32 (exact). An extension: the reference toolchain's v0.4.",
+        modifier = Modifier::Halves
+    ),
+    op!(
+        CvtBf16F32,
+        Base,
+        Convert,
+        CVT_TO_HALF,
+        "6.7",
+        "rd.lo or rd.hi = rs1 narrowed to bfloat16 (round to nearest even); the other half is kept. An extension: the reference toolchain's v0.4.",
+        modifier = Modifier::Halves
+    ),
     // F16 (6.5).
     op!(
         Hadd,
@@ -1078,6 +907,60 @@ pub static OPCODES: &[OpInfo] = &[
         TERNARY,
         "6.5",
         "Both halves: rd.x = rs1.x * rs2.x + rs3.x with a single rounding."
+    ),
+    // BF16 (an extension: the reference toolchain's v0.4), on register halves like F16.
+    op!(
+        Badd,
+        Base,
+        F16,
+        HALF_BIN,
+        "6.5",
+        "rd half = rs1 half + rs2 half in bfloat16 (rounded once, to nearest even); the other half of rd is kept.",
+        modifier = Modifier::Halves
+    ),
+    op!(
+        Bsub,
+        Base,
+        F16,
+        HALF_BIN,
+        "6.5",
+        "rd half = rs1 half - rs2 half in bfloat16.",
+        modifier = Modifier::Halves
+    ),
+    op!(
+        Bmul,
+        Base,
+        F16,
+        HALF_BIN,
+        "6.5",
+        "rd half = rs1 half * rs2 half in bfloat16.",
+        modifier = Modifier::Halves
+    ),
+    op!(
+        Bma,
+        Extended,
+        F16,
+        HALF_TERN,
+        "6.5",
+        "rd half = rs1 half * rs2 half + rs3 half in bfloat16 with a single rounding.",
+        modifier = Modifier::Halves
+    ),
+    op!(
+        Badd2,
+        Base,
+        F16,
+        PACKED_BIN,
+        "6.5",
+        "Both halves: rd.lo = rs1.lo + rs2.lo, rd.hi = rs1.hi + rs2.hi in bfloat16."
+    ),
+    op!(Bmul2, Base, F16, PACKED_BIN, "6.5", "Both halves multiplied in bfloat16."),
+    op!(
+        Bma2,
+        Extended,
+        F16,
+        TERNARY,
+        "6.5",
+        "Both halves: rd.x = rs1.x * rs2.x + rs3.x in bfloat16 with a single rounding."
     ),
     // F64 (6.6), optional.
     op!(

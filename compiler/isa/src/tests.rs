@@ -43,7 +43,11 @@ fn table_is_sorted_unique_and_in_its_ranges() {
         assert_eq!(info(op.opcode).map(|o| o.mnemonic), Some(op.mnemonic));
         assert!(!op.summary.is_empty());
     }
-    assert_eq!(OPCODES.len(), 108, "Appendix A defines 108 opcodes");
+    assert_eq!(
+        OPCODES.len(),
+        108 + EXTENSIONS.len(),
+        "Appendix A's 108 opcodes and the extensions"
+    );
 }
 
 /// The table against Appendix A of the spec (v0.3), transcribed by hand into
@@ -73,7 +77,10 @@ fn table_matches_appendix_a_of_the_spec() {
         rows.push((opcode, name.to_owned(), format));
     }
     assert_eq!(rows.len(), 108, "Appendix A defines 108 opcodes");
-    assert_eq!(rows.len(), OPCODES.len());
+    assert_eq!(rows.len() + EXTENSIONS.len(), OPCODES.len(), "Appendix A and the extensions");
+    for e in EXTENSIONS {
+        assert!(!rows.iter().any(|(o, _, _)| *o == e as u8), "{} is in Appendix A", e.mnemonic());
+    }
     for (opcode, name, format) in rows {
         let op = info(opcode).unwrap_or_else(|| panic!("0x{opcode:02X} {name} missing"));
         assert_eq!(op.mnemonic, name);
@@ -105,7 +112,10 @@ fn aliases_give_the_same_fields_as_canonical_forms() {
         ("fround", "fround.round"),
         ("flog2", "ftransc.log2"),
         ("fence_acq_rel", "fence.acq_rel"),
-        ("wave_reduce_xor", "wave_reduce.xor"),
+        ("wave_reduce_xor", "wave_reduce.xor_bits"),
+        ("wave_reduce.xor", "wave_reduce.xor_bits"),
+        ("wave_reduce.and", "wave_reduce.and_bits"),
+        ("wave_reduce_or_bits", "wave_reduce.or_bits"),
         ("icmp_lt", "icmp.lt"),
         ("fcmp_ord", "fcmp.ord"),
         ("device_load_u32", "device_load.u32"),
@@ -120,6 +130,22 @@ fn aliases_give_the_same_fields_as_canonical_forms() {
     }
     assert_eq!(lookup("atomic_add", &["workgroup"]), lookup("atomic_add.workgroup", &[]));
     assert_eq!(lookup("fence_acquire", &["workgroup"]), lookup("fence.acquire.workgroup", &[]));
+}
+
+#[test]
+fn bitwise_reductions_print_as_appendix_a_names_them() {
+    for (written, printed) in [
+        ("wave_reduce.and", "wave_reduce.and_bits"),
+        ("wave_reduce.or_bits", "wave_reduce.or_bits"),
+        ("wave_reduce_xor", "wave_reduce.xor_bits"),
+        ("wave_reduce.add", "wave_reduce.add"),
+    ] {
+        let r = lookup(written, &[]).expect("a reduction");
+        let inst = Inst { opcode: r.op.opcode, modifier: r.modifier, ..Inst::default() };
+        let mut text = String::new();
+        crate::write_mnemonic(&inst, &mut text);
+        assert_eq!(text, printed, "{written}");
+    }
 }
 
 #[test]
@@ -481,9 +507,12 @@ fn an_instruction_has_the_memory_space_of_its_row_or_its_modifier() {
 
 #[test]
 fn the_sub_operation_types_name_what_the_table_names() {
+    // The first name of each value is its canonical one; later names of a value are aliases.
     fn agree(list: &[(&str, u8)], offset: u8, name: impl Fn(u8) -> Option<&'static str>) {
-        for (n, v) in list {
-            assert_eq!(name(v - offset), Some(*n), "modifier {v}");
+        for (i, (n, v)) in list.iter().enumerate() {
+            if list[..i].iter().all(|(_, earlier)| earlier != v) {
+                assert_eq!(name(v - offset), Some(*n), "modifier {v}");
+            }
         }
     }
     agree(ICMP_CONDITIONS, 0, |b| IntCond::from_bits(b).map(IntCond::name));
@@ -496,7 +525,12 @@ fn the_sub_operation_types_name_what_the_table_names() {
     agree(DEVICE_WIDTHS, 0, |b| MemWidth::from_bits(b).map(MemWidth::name));
     assert_eq!(MemWidth::ALL.len(), DEVICE_WIDTHS.len());
     agree(REDUCTIONS, 8, |b| ReduceOp::from_bits(b).map(ReduceOp::name));
-    assert_eq!(ReduceOp::ALL.len(), REDUCTIONS.len());
+    assert_eq!(ReduceOp::ALL.len(), 6);
+    assert_eq!(
+        REDUCTIONS.len(),
+        9,
+        "six operations, the three bitwise ones also by their short names"
+    );
     let atomics: Vec<&str> =
         OPCODES.iter().filter(|o| o.category == Category::Atomic).map(|o| o.mnemonic).collect();
     let named: Vec<String> = AtomicOp::ALL.iter().map(|a| format!("atomic_{}", a.name())).collect();

@@ -165,9 +165,9 @@ pub static G13_FORMS: &[(&str, Option<&str>)] = &[
     ("wave_reduce.add", None),
     ("wave_reduce.min", None),
     ("wave_reduce.max", None),
-    ("wave_reduce.and", None),
-    ("wave_reduce.or", None),
-    ("wave_reduce.xor", None),
+    ("wave_reduce.and_bits", None),
+    ("wave_reduce.or_bits", None),
+    ("wave_reduce.xor_bits", None),
     ("wave_shuffle_idx", Some("simd_shuffle")),
     // ---- Control flow and synchronisation (0x60-0x6F) ----
     // G13 rows use the r0l execution-mask counter stack ("Conditional Execution" and
@@ -217,6 +217,9 @@ pub static G13_FORMS: &[(&str, Option<&str>)] = &[
     ("cvt_u32_f32", Some("convert")),
     ("cvt_f32_f16", Some("convert")),
     ("cvt_f16_f32", Some("convert")),
+    // The G13 document describes no bfloat16 format.
+    ("cvt_f32_bf16", None),
+    ("cvt_bf16_f32", None),
     // The G13 document describes no 64-bit float format.
     ("cvt_f32_f64", None),
     ("cvt_f64_f32", None),
@@ -230,6 +233,14 @@ pub static G13_FORMS: &[(&str, Option<&str>)] = &[
     ("hadd2", Some("fadd16 (once per half)")),
     ("hmul2", Some("fmul16 (once per half)")),
     ("hma2", Some("fmadd16 (once per half)")),
+    // No bfloat16 arithmetic in the G13 document.
+    ("badd", None),
+    ("bsub", None),
+    ("bmul", None),
+    ("bma", None),
+    ("badd2", None),
+    ("bmul2", None),
+    ("bma2", None),
     // ---- F64 arithmetic (0x90-0x9F, CAP_F64) ----
     // SYCL needs a device with sycl::aspect::fp64. Neither MSL nor the G13 document has f64.
     ("dadd", None),

@@ -7,7 +7,9 @@ use wave_isa::{FloatCond, IntCond, ReduceOp, Shuffle, UintCond};
 use crate::Trap;
 use crate::decode::{Code, Op};
 
-use super::float::{bits, bits64, f, fmax, fmin, half_of, set_half};
+use super::float::{
+    bf16_from_f32, bf16_of, bf16_sum, bits, bits64, f, fmax, fmin, half_of, set_bf16, set_half,
+};
 use super::rows::{LANE_IDS, lanes, put_row, set_pred_bits};
 use super::{Exec, Frame, LANES, State, Wave};
 
@@ -427,6 +429,25 @@ impl Exec {
                     self.set_pair(wave, op.rd, l, bits64(v));
                 }
             }
+            Code::CvtF32Bf16 => {
+                let hi = op.imm & 2 != 0;
+                self.map1(wave, op, mask, |a| bits(bf16_of(a, hi) as f32));
+            }
+            Code::CvtBf16F32 => {
+                let hi = op.imm & 1 != 0;
+                for l in lanes(mask) {
+                    let v = bf16_from_f32(f(self.reg(wave, op.rs1, l)));
+                    let d = usize::from(op.rd) * LANES + l;
+                    wave.regs[d] = set_bf16(wave.regs[d], hi, v);
+                }
+            }
+            Code::Badd => self.bf16(wave, op, mask, None, |x, y, _| bf16_sum(x, y)),
+            Code::Bsub => self.bf16(wave, op, mask, None, |x, y, _| bf16_sum(x, -y)),
+            Code::Bmul => self.bf16(wave, op, mask, None, |x, y, _| bf16_sum(x * y, -0.0)),
+            Code::Bma => self.bf16(wave, op, mask, Some(op.rs3), |x, y, z| bf16_sum(x * y, z)),
+            Code::Badd2 => self.bf16x2(wave, op, mask, |x, y, _| bf16_sum(x, y)),
+            Code::Bmul2 => self.bf16x2(wave, op, mask, |x, y, _| bf16_sum(x * y, -0.0)),
+            Code::Bma2 => self.bf16x2(wave, op, mask, |x, y, z| bf16_sum(x * y, z)),
             Code::Hadd => self.half(wave, op, mask, None, |x, y, _| x + y),
             Code::Hsub => self.half(wave, op, mask, None, |x, y, _| x - y),
             Code::Hmul => self.half(wave, op, mask, None, |x, y, _| x * y),
@@ -463,7 +484,9 @@ impl Exec {
                             8..=10 => self.wg_size[usize::from(which - 8)],
                             11..=13 => self.grid[usize::from(which - 11)],
                             14 => w as u32,
-                            _ => self.num_waves,
+                            15 => self.num_waves,
+                            // sr_mma_supported, _m, _n, _k: the emulator has no CAP_MMA.
+                            _ => 0,
                         }; LANES]
                     }
                 };
@@ -532,6 +555,41 @@ impl Exec {
             let mut out = 0u32;
             for hi in [false, true] {
                 out = set_half(out, hi, f(half_of(a, hi), half_of(b, hi), half_of(c, hi)));
+            }
+            wave.regs[usize::from(op.rd) * LANES + l] = out;
+        }
+    }
+
+    /// `badd`, `bsub`, `bmul`, `bma`: `f` of the bfloat16 halves of `rs1`, `rs2` (and `rs3`)
+    /// that the modifier selects, into the selected half of `rd`.
+    #[inline(never)]
+    fn bf16(
+        &self,
+        wave: &mut Wave,
+        op: &Op,
+        mask: u64,
+        third: Option<u16>,
+        f: impl Fn(f64, f64, f64) -> u16,
+    ) {
+        let sel = op.imm;
+        for l in lanes(mask) {
+            let a = bf16_of(self.reg(wave, op.rs1, l), sel & 2 != 0);
+            let b = bf16_of(self.reg(wave, op.rs2, l), sel & 4 != 0);
+            let c = third.map_or(0.0, |rs3| bf16_of(self.reg(wave, rs3, l), sel & 8 != 0));
+            let d = usize::from(op.rd) * LANES + l;
+            wave.regs[d] = set_bf16(wave.regs[d], sel & 1 != 0, f(a, b, c));
+        }
+    }
+
+    /// `badd2`, `bmul2`, `bma2`: `f` of each pair of bfloat16 halves of `rs1`, `rs2`, `rs3`.
+    #[inline(never)]
+    fn bf16x2(&self, wave: &mut Wave, op: &Op, mask: u64, f: impl Fn(f64, f64, f64) -> u16) {
+        for l in lanes(mask) {
+            let (a, b, c) =
+                (self.reg(wave, op.rs1, l), self.reg(wave, op.rs2, l), self.reg(wave, op.rs3, l));
+            let mut out = 0u32;
+            for hi in [false, true] {
+                out = set_bf16(out, hi, f(bf16_of(a, hi), bf16_of(b, hi), bf16_of(c, hi)));
             }
             wave.regs[usize::from(op.rd) * LANES + l] = out;
         }

@@ -135,7 +135,7 @@ struct ProgramInfo {
     listing: Vec<(u32, String, Option<u32>)>,
 }
 
-const SPECIALS: [&str; 16] = wave_isa::SPECIAL_REGISTERS;
+const SPECIALS: [&str; wave_isa::SPECIALS.len()] = wave_isa::SPECIAL_REGISTERS;
 
 impl Default for Adapter {
     fn default() -> Self {

@@ -5,6 +5,10 @@ use wave_diag::{Span, did_you_mean};
 use wave_isa::{Flow, Guard, Inst, Opcode, SuffixError, lookup, lookup_name};
 use wave_wbin::LineEntry;
 
+/// The reference toolchain's fragment MMA instructions (its own v0.4 extension), refused with
+/// a reason rather than as unknown names (docs/compatibility.md).
+const REFERENCE_MMA: [&str; 4] = ["mma_load_a", "mma_load_b", "mma_store_c", "mma_compute"];
+
 use crate::syntax::{InstructionSyntax, OperandKind, Stmt};
 
 use super::{Lowering, Placed};
@@ -153,6 +157,16 @@ impl Lowering<'_> {
     fn suffix_error(&mut self, syntax: &InstructionSyntax, e: SuffixError) {
         let span = syntax.mnemonic_span.clone();
         match e {
+            SuffixError::UnknownMnemonic { name, .. } if REFERENCE_MMA.contains(&name.as_str()) => {
+                let name_span = span.start..span.start + name.len().min(span.len());
+                let d = self.error(
+                    "E0105",
+                    name_span,
+                    format!("`{name}` is the reference toolchain's fragment MMA, which needs CAP_MMA: no target of this toolchain has it"),
+                );
+                d.notes.push("CAP_MMA is optional (spec 7.2) and its instructions are `mma_f16_f32`, `mma_bf16_f32` and `mma_f32_f32`; every target here reports it absent, and `sr_mma_supported` reads 0".into());
+                d.notes.push("compute the tile with `fma` in a loop over k, as a register-blocked GEMM does (docs/compatibility.md)".into());
+            }
             SuffixError::UnknownMnemonic { name, suggestion } => {
                 let name_span = span.start..span.start + name.len().min(span.len());
                 let d =

@@ -42,7 +42,9 @@ impl<'a> WaveEnv<'a> {
             10 => z,
             11..=13 => self.grid[i - 11],
             14 => w,
-            _ => (x * y * z).div_ceil(w.max(1)),
+            15 => (x * y * z).div_ceil(w.max(1)),
+            // sr_mma_*: CAP_MMA is absent, so they read 0.
+            _ => 0,
         }
     }
 }
