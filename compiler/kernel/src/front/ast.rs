@@ -478,6 +478,40 @@ pub fn snake_case(camel: &str) -> String {
     out
 }
 
+/// `body` calls the function `name` somewhere (by the name as written: a helper's name).
+pub fn calls(body: &[Stmt], name: &str) -> bool {
+    fn expr(e: &Expr, name: &str) -> bool {
+        match &e.kind {
+            ExprKind::Index(a, b) | ExprKind::Binary(_, _, a, b) => expr(a, name) || expr(b, name),
+            ExprKind::Unary(_, _, a) | ExprKind::Cast(_, a) => expr(a, name),
+            ExprKind::Cond(c, a, b) => expr(c, name) || expr(a, name) || expr(b, name),
+            ExprKind::Call { callee, args, .. } => {
+                callee == name || args.iter().any(|a| expr(a, name))
+            }
+            ExprKind::Int(..)
+            | ExprKind::Float(..)
+            | ExprKind::Bool(_)
+            | ExprKind::Name(_)
+            | ExprKind::Error => false,
+        }
+    }
+    let opt = |e: &Option<Expr>| e.as_ref().is_some_and(|e| expr(e, name));
+    body.iter().any(|s| match &s.kind {
+        StmtKind::Let { value, .. } => opt(value),
+        StmtKind::Assign { target, value, .. } => expr(target, name) || expr(value, name),
+        StmtKind::Array { len, columns, .. } => expr(len, name) || opt(columns),
+        StmtKind::If(c, a, b) => expr(c, name) || calls(a, name) || calls(b, name),
+        StmtKind::While(c, b) | StmtKind::DoWhile(b, c) => expr(c, name) || calls(b, name),
+        StmtKind::For { start, end, step, body, .. } => {
+            opt(start) || expr(end, name) || expr(step, name) || calls(body, name)
+        }
+        StmtKind::Block(b) | StmtKind::Seq(b) => calls(b, name),
+        StmtKind::Return(v) => opt(v),
+        StmtKind::Expr(e) => expr(e, name),
+        StmtKind::Break | StmtKind::Continue => false,
+    })
+}
+
 /// `body` has a `continue` of its own loop (not of a loop inside it).
 pub fn continues(body: &[Stmt]) -> bool {
     body.iter().any(|s| match &s.kind {

@@ -21,7 +21,8 @@ use crate::hir::{Kernel, Scalar};
 
 /// Parses `text` and builds the HIR of each kernel, with every diagnostic.
 pub fn lower(text: &str) -> (Vec<Kernel>, Vec<Diagnostic>) {
-    let (funcs, diagnostics) = parse(text);
+    let (mut funcs, diagnostics) = parse(text);
+    plain_functions_are_kernels(&mut funcs);
     super::typer::lower(text, &funcs, Dialect::TYPESCRIPT, diagnostics)
 }
 
@@ -47,6 +48,24 @@ pub fn parse(text: &str) -> (Vec<Func>, Vec<Diagnostic>) {
     super::syntax_errors(root, &mut diagnostics);
     super::distribute(&mut funcs, &mut diagnostics);
     (funcs, diagnostics)
+}
+
+/// A file with no kernel marked as such (`wave.kernel(...)`, `@kernel`) is written for the
+/// reference toolchain, where a plain `function` is a kernel: there, every function that no
+/// other function of the file calls is one (the rest are its helpers).
+fn plain_functions_are_kernels(funcs: &mut [Func]) {
+    if funcs.iter().any(|f| f.kernel) {
+        return;
+    }
+    let called: Vec<bool> = funcs
+        .iter()
+        .map(|f| funcs.iter().any(|g| g.name != f.name && ast::calls(&g.body, &f.name)))
+        .collect();
+    for (f, called) in funcs.iter_mut().zip(called) {
+        if !called && f.constant.is_none() && !f.name.is_empty() {
+            f.kernel = true;
+        }
+    }
 }
 
 /// An array a declaration makes: local (else private), its element type, its length (rows)
@@ -397,9 +416,11 @@ impl<'t> Translator<'t> {
     fn ty(&self, n: Node<'_>) -> TypeRef {
         let inner = if n.kind() == "type_annotation" { n.named_child(0).unwrap_or(n) } else { n };
         let text = self.src(inner);
-        let kind = match (scalar(text), typed_array(text)) {
-            (Some(s), _) => TypeKind::Scalar(s),
-            (_, Some(elem)) => TypeKind::Buffer { elem, writable: true },
+        // `f32[]`, the reference toolchain's buffer type, is a `Float32Array`.
+        let element = text.strip_suffix("[]").map(str::trim_end).and_then(scalar);
+        let kind = match (scalar(text), typed_array(text), element) {
+            (Some(s), _, _) => TypeKind::Scalar(s),
+            (_, Some(elem), _) | (_, _, Some(elem)) => TypeKind::Buffer { elem, writable: true },
             _ => TypeKind::Unknown(text.to_owned()),
         };
         TypeRef { kind, span: inner.byte_range() }

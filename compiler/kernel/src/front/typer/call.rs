@@ -79,6 +79,20 @@ impl<'t> Builder<'t, '_> {
         };
         let span = n.span.clone();
         let full = callee.as_str();
+        // TypeScript kernels written for the reference toolchain call the intrinsics bare and
+        // in camelCase (`threadId()`, `workgroupId()`): the intrinsic, unless the file has a
+        // function of that name.
+        let camel;
+        let name = if self.dialect.language == Language::TypeScript
+            && name.bytes().any(|b| b.is_ascii_uppercase())
+            && !self.helpers.contains_key(name.as_str())
+            && self.intrinsic(&ast::snake_case(name))
+        {
+            camel = ast::snake_case(name);
+            &camel
+        } else {
+            name
+        };
         if !self.intrinsic(name) && self.helpers.contains_key(name.as_str()) {
             if self.helpers.get(name.as_str()).is_some_and(|f| f.constant.is_some()) {
                 return Err(self.error(
