@@ -140,6 +140,9 @@ pub struct Block {
     pub wave_width: Option<u32>,
     /// For float expectations: allowed distance in ULPs.
     pub ulps: u32,
+    /// For float expectations: allowed absolute difference (`within`; 0 when not given). A
+    /// value passes when it is within either bound.
+    pub within: f64,
     /// For float expectations: which elements are NaN (any NaN matches).
     pub nan: Vec<bool>,
 }
@@ -286,8 +289,11 @@ fn encode(path: &Path, elem: Elem, v: &Value, out: &mut Vec<u8>) -> Result<bool,
 }
 
 fn block(path: &Path, table: &Table, expect: bool) -> Result<Block, String> {
-    let allowed: &[&str] =
-        if expect { &["offset", "wave_width", "ulps", "<typed>"] } else { &["offset", "<typed>"] };
+    let allowed: &[&str] = if expect {
+        &["offset", "wave_width", "ulps", "within", "<typed>"]
+    } else {
+        &["offset", "<typed>"]
+    };
     check_keys(path, table, if expect { "[[expect]]" } else { "[[memory]]" }, allowed)?;
     let offset = match table.get("offset") {
         Some(v) => usize::try_from(int(path, v, "offset")?)
@@ -296,7 +302,7 @@ fn block(path: &Path, table: &Table, expect: bool) -> Result<Block, String> {
     };
     let typed: Vec<(&String, &Value)> = table
         .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "offset" | "wave_width" | "ulps"))
+        .filter(|(k, _)| !matches!(k.as_str(), "offset" | "wave_width" | "ulps" | "within"))
         .collect();
     let [(key, value)] = typed.as_slice() else {
         return err(
@@ -343,7 +349,48 @@ fn block(path: &Path, table: &Table, expect: bool) -> Result<Block, String> {
             .map_err(|_| format!("{}: bad ulps", path.display()))?,
         None => 0,
     };
-    Ok(Block { offset, elem, bytes, wave_width, ulps, nan })
+    let within = match table.get("within") {
+        Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
+            Some(x) if x >= 0.0 && x.is_finite() => x,
+            _ => return err(path, "`within` must be a finite number, zero or more"),
+        },
+        None => 0.0,
+    };
+    if within > 0.0 && !matches!(elem, Elem::F32 | Elem::F16) {
+        return err(path, "`within` applies to f32 and f16 values only");
+    }
+    Ok(Block { offset, elem, bytes, wave_width, ulps, within, nan })
+}
+
+/// The module of the `.wbin` at `at` (either toolchain's), its parameters named by the case's
+/// `params` (`["a: ptr", "n: u32"]`, for r0, r1, ...) where the file records none.
+fn wbin_module(
+    path: &Path,
+    at: &Path,
+    params: Option<&Value>,
+) -> Result<wave_wbin::Module, String> {
+    let bytes = read_file(at)
+        .map_err(|e| format!("{}: cannot read `{}`: {e}", path.display(), at.display()))?;
+    let (mut module, _) = wave_wbin::read_any(&bytes)
+        .map_err(|e| format!("{}: {}: {e}", path.display(), at.display()))?;
+    let Some(params) = params else { return Ok(module) };
+    let Some(list) = params.as_array() else {
+        return err(path, "`params` must be a list like [\"a: ptr\", \"n: u32\"]");
+    };
+    let mut named = Vec::new();
+    for p in list {
+        let text = p.as_str().unwrap_or("");
+        let Some((name, ty)) = text.split_once(':') else {
+            return err(path, format!("`params`: `{text}` is not NAME: TYPE"));
+        };
+        let Some(ty) = wave_wbin::ParamType::from_name(ty.trim()) else {
+            return err(path, format!("`params`: `{}` is not u32, i32, f32 or ptr", ty.trim()));
+        };
+        named.push(wave_wbin::Param { name: name.trim().to_owned(), ty });
+    }
+    wave_wbin::name_params(&mut module, &named)
+        .map_err(|e| format!("{}: `params`: {e}", path.display()))?;
+    Ok(module)
 }
 
 impl Case {
@@ -367,6 +414,7 @@ impl Case {
                 "wave_widths",
                 "source",
                 "file",
+                "params",
                 "kernel",
                 "dispatch",
                 "args",
@@ -416,39 +464,53 @@ impl Case {
                 let at = path.parent().unwrap_or(Path::new(".")).join(f);
                 let ext = at.extension().and_then(|e| e.to_str()).unwrap_or("");
                 let language = wave_kernel::Language::from_extension(ext);
-                if !ext.eq_ignore_ascii_case("wave") && language.is_none() {
-                    return err(
-                        path,
-                        format!(
-                            "`{f}` is neither a .wave file nor a kernel source (.py, .rs, .cpp, .ts)"
-                        ),
-                    );
+                if ext.eq_ignore_ascii_case("wbin") {
+                    // A binary, this toolchain's or the reference toolchain's: its canonical
+                    // assembly is the source (it assembles to the same instructions).
+                    let module = wbin_module(path, &at, table.get("params"))?;
+                    (wave_asm::disassemble(&module), at.display().to_string())
+                } else {
+                    if !ext.eq_ignore_ascii_case("wave") && language.is_none() {
+                        return err(
+                            path,
+                            format!(
+                                "`{f}` is neither a .wave file, a .wbin nor a kernel source (.py, .rs, .cpp, .ts)"
+                            ),
+                        );
+                    }
+                    let text = read_text_file(&at).map_err(|e| {
+                        format!("{}: cannot read `{}`: {e}", path.display(), at.display())
+                    })?;
+                    if let Some(language) = language {
+                        let level = match table.get("opt") {
+                            None => wave_kernel::opt::Level::O2,
+                            Some(v) => {
+                                let n = int(path, v, "opt")?;
+                                wave_kernel::opt::Level::from_digit(&n.to_string()).ok_or_else(
+                                    || format!("{}: `opt` is 0, 1, 2 or 3", path.display()),
+                                )?
+                            }
+                        };
+                        kernel_source = Some(KernelSource {
+                            path: at.clone(),
+                            text: text.clone(),
+                            language,
+                            level,
+                            diagnostics: Vec::new(),
+                        });
+                    }
+                    (text, at.display().to_string())
                 }
-                let text = read_text_file(&at).map_err(|e| {
-                    format!("{}: cannot read `{}`: {e}", path.display(), at.display())
-                })?;
-                if let Some(language) = language {
-                    let level = match table.get("opt") {
-                        None => wave_kernel::opt::Level::O2,
-                        Some(v) => {
-                            let n = int(path, v, "opt")?;
-                            wave_kernel::opt::Level::from_digit(&n.to_string()).ok_or_else(
-                                || format!("{}: `opt` is 0, 1, 2 or 3", path.display()),
-                            )?
-                        }
-                    };
-                    kernel_source = Some(KernelSource {
-                        path: at.clone(),
-                        text: text.clone(),
-                        language,
-                        level,
-                        diagnostics: Vec::new(),
-                    });
-                }
-                (text, at.display().to_string())
             }
             _ => return err(path, "a case needs exactly one of `source` and `file`"),
         };
+        let binary = matches!(table.get("file"), Some(Value::String(f)) if f.to_ascii_lowercase().ends_with(".wbin"));
+        if table.get("params").is_some() && !binary {
+            return err(
+                path,
+                "`params` names the parameters of a `.wbin` file; a source declares its own",
+            );
+        }
         let kernel = table.get("kernel").and_then(Value::as_str).map(str::to_owned);
         let (mut grid, mut workgroup, mut device_memory) = ([1, 1, 1], None, DEFAULT_DEVICE_MEMORY);
         if let Some(d) = table.get("dispatch") {
@@ -741,8 +803,16 @@ pub fn compare(b: &Block, device: &[u8]) -> Result<(), String> {
                 if b.nan.get(i).copied().unwrap_or(false) {
                     got_nan
                 } else {
+                    let value = |bits: u64| {
+                        if size == 4 {
+                            f64::from(f32::from_bits(bits as u32))
+                        } else {
+                            half::f16::from_bits(bits as u16).to_f64()
+                        }
+                    };
                     !got_nan
-                        && ulp_distance(ordered(gw, size), ordered(gg, size)) <= u64::from(b.ulps)
+                        && (ulp_distance(ordered(gw, size), ordered(gg, size)) <= u64::from(b.ulps)
+                            || (value(gw) - value(gg)).abs() <= b.within)
                 }
             }
             _ => want == got,
@@ -757,6 +827,9 @@ pub fn compare(b: &Block, device: &[u8]) -> Result<(), String> {
             );
             if b.ulps > 0 {
                 let _ = write!(line, " (allowed {} ULP)", b.ulps);
+            }
+            if b.within > 0.0 {
+                let _ = write!(line, " (allowed a difference of {})", b.within);
             }
             return Err(line);
         }

@@ -32,8 +32,12 @@ pub fn options(sm: u32) -> Options {
 pub fn outputs(target: Target, options: &Options) -> Vec<Output> {
     let root = root();
     let paths = wave_conformance::collect(&[root.join("conformance/cases")]).expect("cases");
+    // The reference toolchain's own tests (`cases/reference`, docs/compatibility.md) check
+    // that its programs assemble and run here; the cases above cover every instruction's
+    // translation already, and 120 more goldens per backend would say nothing new.
+    let reference = root.join("conformance/cases/reference");
     let mut out = Vec::new();
-    for path in paths {
+    for path in paths.into_iter().filter(|p| !p.starts_with(&reference)) {
         let case = wave_conformance::Case::load(&path).expect("case loads");
         let assembly = wave_asm::assemble(&case.source, &case.source_name);
         if assembly.has_errors() {

@@ -25,6 +25,8 @@ use std::ops::Range;
 
 use wave_isa::Inst;
 
+pub mod reference;
+
 /// The file's first 8 bytes.
 pub const MAGIC: [u8; 8] = *b"WAVEBIN\0";
 /// The format version this crate writes; files with another major version are refused.
@@ -502,6 +504,44 @@ fn records(
         );
     }
     Ok(range.step_by(size))
+}
+
+/// Reads a `.wbin` of either toolchain: ours ([`read`]), or the reference toolchain's,
+/// converted to our instructions ([`reference::read`], whose generation comes back too).
+pub fn read_any(file: &[u8]) -> Result<(Module, Option<reference::Generation>), ReadError> {
+    match reference::format(file) {
+        Some(reference::Format::Reference) => {
+            reference::read(file).map(|(module, generation)| (module, Some(generation)))
+        }
+        _ => read(file).map(|module| (module, None)),
+    }
+}
+
+/// Names the parameters of every kernel of a module whose file records none (the reference
+/// toolchain's): `params[k]` is preloaded into `r<k>`, the order in which the reference's
+/// runtime passes arguments. Refused for a kernel that has parameters already or fewer
+/// registers than parameters.
+pub fn name_params(module: &mut Module, params: &[Param]) -> Result<(), String> {
+    for (i, p) in params.iter().enumerate() {
+        if params[..i].iter().any(|q| q.name == p.name) {
+            return Err(format!("parameter `{}` is named twice", p.name));
+        }
+    }
+    for k in &mut module.kernels {
+        if !k.params.is_empty() {
+            return Err(format!("kernel `{}` already has parameters", k.name));
+        }
+        if params.len() > usize::from(k.registers) {
+            return Err(format!(
+                "kernel `{}` has {} registers, fewer than the {} parameters",
+                k.name,
+                k.registers,
+                params.len()
+            ));
+        }
+        k.params = params.to_vec();
+    }
+    Ok(())
 }
 
 /// Reads and validates a `.wbin`.

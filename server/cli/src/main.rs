@@ -46,6 +46,21 @@ enum Command {
         /// The binary.
         file: PathBuf,
     },
+    /// Rewrite a .wbin, this toolchain's or the reference toolchain's, in either format.
+    Convert {
+        /// The binary.
+        file: PathBuf,
+        /// Where to write the result.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The format to write.
+        #[arg(long, value_enum, default_value = "wave")]
+        to: ConvertTo,
+        /// Names the parameters of a binary that records none (the reference toolchain's), in
+        /// the order of the registers r0, r1, ... that hold them: `--param a:ptr`.
+        #[arg(long = "param", value_name = "NAME:TYPE")]
+        params: Vec<String>,
+    },
     /// Report diagnostics without writing anything.
     Check {
         /// Files to check.
@@ -143,6 +158,7 @@ fn real_main() -> ExitCode {
     let result = match cli.command {
         Command::Asm { file, output } => asm(&reporter, &file, output),
         Command::Disasm { file } => disasm(&file),
+        Command::Convert { file, output, to, params } => convert(&file, &output, to, &params),
         Command::Check { files, deny_warnings } => check(&reporter, &files, deny_warnings),
         Command::Fmt { files, check } => fmt(&reporter, &files, check),
         Command::Run(args) => run::run(&reporter, args),
@@ -262,11 +278,75 @@ pub(crate) fn case_module(
 
 /// Reads a .wbin, printing a located error if it is invalid.
 pub(crate) fn read_wbin(path: &Path) -> Result<wave_wbin::Module, Failure> {
+    read_wbin_with(path, &[])
+}
+
+/// Reads a .wbin of this toolchain or the reference toolchain's (saying so, on standard
+/// error), naming its parameters `params` (`NAME:TYPE`, for r0, r1, ...) when given.
+pub(crate) fn read_wbin_with(path: &Path, params: &[String]) -> Result<wave_wbin::Module, Failure> {
     let bytes = read_bytes(path)?;
-    wave_wbin::read(&bytes).map_err(|e| {
+    let (mut module, generation) = wave_wbin::read_any(&bytes).map_err(|e| {
         eprintln!("error: {}: {e}", path.display());
         Failure::Input
-    })
+    })?;
+    if let Some(g) = generation {
+        eprintln!(
+            "note: {}: a .wbin of the reference toolchain ({}), read into this toolchain's instructions (docs/compatibility.md)",
+            path.display(),
+            g.describe()
+        );
+    }
+    if !params.is_empty() {
+        let params = parse_params(params).map_err(Failure::Usage)?;
+        wave_wbin::name_params(&mut module, &params)
+            .map_err(|e| Failure::Usage(format!("--param: {e}")))?;
+    }
+    Ok(module)
+}
+
+/// `NAME:TYPE` parameters, TYPE one of `u32 i32 f32 ptr`.
+fn parse_params(texts: &[String]) -> Result<Vec<wave_wbin::Param>, String> {
+    texts
+        .iter()
+        .map(|t| {
+            let (name, ty) = t
+                .split_once(':')
+                .ok_or_else(|| format!("--param `{t}`: write NAME:TYPE, e.g. `a:ptr`"))?;
+            let (name, ty) = (name.trim(), ty.trim());
+            let ok_name = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !ok_name {
+                return Err(format!("--param `{t}`: `{name}` is not a name"));
+            }
+            let ty = wave_wbin::ParamType::from_name(ty).ok_or_else(|| {
+                format!("--param `{t}`: `{ty}` is not a parameter type (u32, i32, f32, ptr)")
+            })?;
+            Ok(wave_wbin::Param { name: name.to_owned(), ty })
+        })
+        .collect()
+}
+
+/// Rewrites a .wbin in this toolchain's format or the reference toolchain's v0.4.
+fn convert(file: &Path, output: &Path, to: ConvertTo, params: &[String]) -> Result<(), Failure> {
+    let module = read_wbin_with(file, params)?;
+    let bytes = match to {
+        ConvertTo::Wave => wave_wbin::write(&module),
+        ConvertTo::Reference => wave_wbin::reference::write(&module).map_err(|e| {
+            eprintln!("error: {}: {e}", file.display());
+            Failure::Input
+        })?,
+    };
+    std::fs::write(output, bytes)
+        .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", output.display())))
+}
+
+/// The format `wave convert` writes.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ConvertTo {
+    /// This toolchain's .wbin.
+    Wave,
+    /// The reference toolchain's v0.4 .wbin.
+    Reference,
 }
 
 fn asm(reporter: &report::Reporter, file: &Path, output: Option<PathBuf>) -> Result<(), Failure> {

@@ -10,7 +10,7 @@ use wave_conformance::options::{
 use wave_conformance::{Case, Elem, Expectation};
 
 use crate::report::Reporter;
-use crate::{Failure, assemble_file, read_wbin};
+use crate::{Failure, assemble_file};
 
 /// Options of `wave run`.
 #[derive(clap::Args)]
@@ -35,6 +35,10 @@ pub(crate) struct RunArgs {
     /// A kernel argument by parameter name: an integer (decimal or 0x hex) or a float.
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     args: Vec<String>,
+    /// Names the parameters of a .wbin that records none (the reference toolchain's), in the
+    /// order of the registers r0, r1, ... that hold them: `--param a:ptr --param n:u32`.
+    #[arg(long = "param", value_name = "NAME:TYPE")]
+    params: Vec<String>,
     /// Load a file's bytes into device memory at OFFSET.
     #[arg(long = "load", value_name = "OFFSET=FILE")]
     loads: Vec<String>,
@@ -90,7 +94,7 @@ pub(crate) fn run(reporter: &Reporter, a: RunArgs) -> Result<(), Failure> {
             let (module, _) = crate::case_module(reporter, &case)?;
             (module, Some(case))
         }
-        "wbin" => (read_wbin(&a.file)?, None),
+        "wbin" => (crate::read_wbin_with(&a.file, &a.params)?, None),
         e if wave_kernel::Language::from_extension(e).is_some() => {
             (crate::compile_file(reporter, &a.file)?.0, None)
         }

@@ -423,7 +423,8 @@ pub fn load(args: &Json) -> Result<Program, String> {
     let (module, source, line_offset) = if ext == "wbin" {
         let bytes =
             std::fs::read(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-        let module = wave_wbin::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        let (module, _) =
+            wave_wbin::read_any(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
         let source = module.files.first().map(PathBuf::from).filter(|p| p.is_file());
         (module, source, 0)
     } else {

@@ -1,7 +1,7 @@
 //! The adapter through the protocol, in process: requests as a client sends them, execution
 //! run to its next stop between requests.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use wave_dap::Adapter;
@@ -1035,4 +1035,33 @@ fn a_debug_session_compiles_a_kernel_source_as_the_editor_does() {
     assert!(frame["name"].as_str().expect("a name").starts_with("second · "), "{frame}");
     let vars = source_vars(&mut d, 1);
     assert!(vars.iter().any(|v| v.0 == "i" && v.1.starts_with("0 · lanes [0, 1, 2")), "{vars:?}");
+}
+
+/// A `.wbin` written by the reference toolchain's published assembler (its own encoding; see
+/// server/cli/tests/data/reference/README.md): the same divergent loop, without parameters.
+#[test]
+fn a_binary_of_the_reference_assembler_debugs_like_our_own() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/data/reference/divergent.wbin");
+    let mut d = Dap::new();
+    d.launch(
+        json!({"type": "wave", "request": "launch", "program": path.display().to_string(), "stopOnEntry": true}),
+        &[],
+    );
+    assert_eq!(d.stopped()["reason"], "entry");
+    // mov_sr, mov_imm, iadd: r4 = lane + 1 in every lane.
+    for _ in 0..3 {
+        d.ok("next", json!({"threadId": 1, "granularity": "instruction"}));
+        d.stopped();
+    }
+    let r4 = d.lanes(1, "r4");
+    assert_eq!(r4[..4], ["1", "2", "3", "4"], "{r4:?}");
+    d.ok("stepBack", json!({"threadId": 1}));
+    d.stopped();
+    assert_eq!(d.lanes(1, "r4")[3], "0", "before the iadd");
+    d.ok("continue", json!({"threadId": 1}));
+    assert!(d.event("terminated").is_some(), "the dispatch finished");
+    let m = d.ok("readMemory", json!({"memoryReference": "device", "offset": 256, "count": 16}));
+    // Lane l adds l + 1 until the sum passes 10.
+    assert_eq!(words(m["data"].as_str().expect("data")), [11, 12, 12, 12]);
 }

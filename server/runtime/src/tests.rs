@@ -153,7 +153,7 @@ fn the_implementation_defined_cases_exist() {
 }
 
 fn block(elem: Elem, bytes: Vec<u8>) -> Block {
-    Block { offset: 0, elem, bytes, wave_width: None, ulps: 0, nan: Vec::new() }
+    Block { offset: 0, elem, bytes, wave_width: None, ulps: 0, within: 0.0, nan: Vec::new() }
 }
 
 #[test]

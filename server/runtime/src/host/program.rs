@@ -236,7 +236,7 @@ pub(super) fn build(
             })
         }
         Source::Wbin(bytes) => {
-            let module = wave_wbin::read(bytes).map_err(|e| {
+            let (module, _) = wave_wbin::read_any(bytes).map_err(|e| {
                 Error::Compile(Box::new(CompileError {
                     file: file.to_owned(),
                     rendered: format!(
