@@ -73,6 +73,15 @@ fn a_published_assembler_binary_runs_disassembles_and_converts_both_ways() {
     }
     let o = wave(&["disasm", v04.to_str().unwrap()]);
     assert!(text(&o.stderr).contains("(v0.4 (G3))"), "{}", text(&o.stderr));
+    // Occupancy and backend code from either encoding.
+    for file in [BINARY, v04.to_str().unwrap()] {
+        let o = wave(&["info", file, "--target", "nvidia"]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(text(&o.stdout).contains("divergent"), "{}", text(&o.stdout));
+        let o = wave(&["emit", "--target", "ptx", file]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(text(&o.stdout).contains(".entry divergent"), "{}", text(&o.stdout));
+    }
 }
 
 #[test]
