@@ -4,26 +4,14 @@
 //! review the diff.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 mod common;
 
-fn wave(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wave"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the wave binary runs")
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{root, text, wave};
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wave-cli-tests-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join(name)
+    common::tmp("tests", name)
 }
 
 #[track_caller]
@@ -39,10 +27,6 @@ fn golden(name: &str, actual: &str) {
         "{} differs (run with UPDATE_EXPECT=1 to update):\n--- expected\n{expected}\n--- actual\n{actual}",
         path.display()
     );
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 #[test]

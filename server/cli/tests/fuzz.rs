@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+#[allow(dead_code, reason = "the fuzzer uses the framing and waiting helpers only")]
 mod common;
 
 /// xorshift64*: small, deterministic.

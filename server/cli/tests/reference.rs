@@ -4,29 +4,16 @@
 //! own tests (`conformance/cases/reference`) assembled by it decodes to the instructions our
 //! assembler makes of the same text.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Command;
 
-fn wave(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wave"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the wave binary runs")
-}
+#[allow(dead_code, reason = "these tests use the running helpers only")]
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{root, text, wave};
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wave-cli-reference-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join(name)
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    common::tmp("reference", name)
 }
 
 const BINARY: &str = "server/cli/tests/data/reference/divergent.wbin";

@@ -1,6 +1,8 @@
 //! What the command line's test binaries share.
 
 use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 use std::sync::mpsc;
 
 /// Reads `Content-Length` framed messages from a server's output on a thread of its own, and
@@ -50,4 +52,30 @@ pub fn wait_within(
         }
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
+}
+
+/// Runs the `wave` binary in the repository's root.
+pub fn wave(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wave"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the wave binary runs")
+}
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A path `name` in a temporary folder of this test binary's own (`tag`).
+pub fn tmp(tag: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wave-cli-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir.join(name)
+}
+
+/// Bytes of output as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
 }
