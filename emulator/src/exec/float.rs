@@ -108,3 +108,90 @@ pub(super) fn bf16_from_f32(x: f32) -> u16 {
     }
     ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) as u16
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{bf16_from_f32, bf16_sum};
+
+    /// bfloat16 bits of sign, exponent `e` (unbiased) and 7-bit fraction `m` (normal).
+    fn bf16(negative: bool, e: i32, m: u32) -> u16 {
+        (u16::from(negative) << 15) | (((e + 127) as u16) << 7) | m as u16
+    }
+
+    fn value(h: u16) -> f64 {
+        f64::from(f32::from_bits(u32::from(h) << 16))
+    }
+
+    /// `n * 2^-scale` rounded to bfloat16, to nearest even, exactly (normal range only).
+    fn round(n: i128, scale: i32) -> u16 {
+        if n == 0 {
+            return 0;
+        }
+        let (negative, a) = (n < 0, n.unsigned_abs());
+        let len = 128 - a.leading_zeros() as i32;
+        let shift = len - 8;
+        let mut q = if shift > 0 {
+            let q = a >> shift;
+            let rem = a & ((1u128 << shift) - 1);
+            let half = 1u128 << (shift - 1);
+            q + u128::from(rem > half || (rem == half && q & 1 == 1))
+        } else {
+            a << -shift
+        };
+        let mut e = len - 1 - scale;
+        if q == 256 {
+            q = 128;
+            e += 1;
+        }
+        bf16(negative, e, (q as u32) & 0x7F)
+    }
+
+    /// `a * b + c` rounded once, against exact integer arithmetic: random operands whose
+    /// exponents put the addend anywhere from far above the product to 60 binades below it,
+    /// where a double rounding through binary64 or binary32 would show.
+    #[test]
+    fn bf16_multiply_add_rounds_once() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut midpoints = 0;
+        for _ in 0..200_000 {
+            let r = next();
+            let (ea, eb) = ((r % 41) as i32 - 20, ((r >> 8) % 41) as i32 - 20);
+            // The addend's exponent relative to the product's: 60 binades below to 20 above.
+            let d = ((r >> 16) % 81) as i32 - 60;
+            let (ma, mb, mc) =
+                ((r >> 24) as u32 & 0x7F, (r >> 32) as u32 & 0x7F, (r >> 40) as u32 & 0x7F);
+            let a = bf16(r >> 48 & 1 == 1, ea, ma);
+            let b = bf16(r >> 49 & 1 == 1, eb, mb);
+            let c = bf16(r >> 50 & 1 == 1, ea + eb + d, mc);
+            let sig = |h: u16| {
+                let s = i128::from(128 + (h & 0x7F));
+                if h & 0x8000 != 0 { -s } else { s }
+            };
+            // Exactly: 2^(ea + eb - 14) * (sa * sb + sc * 2^(d + 7)), as an integer times
+            // 2^(ea + eb - 67).
+            let exact = (sig(a) * sig(b) << 53) + (sig(c) << (d + 60));
+            let want = round(exact, 67 - ea - eb);
+            let got = bf16_sum(value(a) * value(b), value(c));
+            assert_eq!(want, got, "{a:04x} * {b:04x} + {c:04x}");
+            // A product on a midpoint, nudged by a far smaller addend: a double rounding case.
+            let p = sig(a) * sig(b);
+            if p.unsigned_abs() & 0x7F == 0x40 && d < -40 {
+                midpoints += 1;
+            }
+        }
+        assert!(midpoints > 100, "only {midpoints} midpoint cases");
+        // The conversion: ties to even, NaN canonical, overflow to infinity.
+        assert_eq!(bf16_from_f32(f32::from_bits(0x3F80_8000)), 0x3F80);
+        assert_eq!(bf16_from_f32(f32::from_bits(0x3F81_8000)), 0x3F82);
+        assert_eq!(bf16_from_f32(f32::from_bits(0x7F7F_FFFF)), 0x7F80);
+        assert_eq!(bf16_from_f32(f32::NAN), 0x7FC0);
+        assert_eq!(bf16_sum(f64::INFINITY, f64::NEG_INFINITY), 0x7FC0);
+        assert_eq!(bf16_sum(-0.0, -0.0), 0x8000);
+    }
+}
