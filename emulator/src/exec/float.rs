@@ -175,7 +175,7 @@ mod tests {
             };
             // Exactly: 2^(ea + eb - 14) * (sa * sb + sc * 2^(d + 7)), as an integer times
             // 2^(ea + eb - 67).
-            let exact = (sig(a) * sig(b) << 53) + (sig(c) << (d + 60));
+            let exact = ((sig(a) * sig(b)) << 53) + (sig(c) << (d + 60));
             let want = round(exact, 67 - ea - eb);
             let got = bf16_sum(value(a) * value(b), value(c));
             assert_eq!(want, got, "{a:04x} * {b:04x} + {c:04x}");
