@@ -68,6 +68,8 @@ fn run(text: &str, language: Language, level: Level, width: u32, seed: u64) -> V
         max_steps: 2_000_000,
         trace: false,
         interrupt: None,
+        threads: 1,
+        ..wave_emulator::Dispatch::default()
     };
     wave_emulator::run(&out.module, &dispatch, &mut device)
         .unwrap_or_else(|t| panic!("{language:?} traps at {level:?}: {t}\n{text}"));

@@ -19,8 +19,9 @@ fuzz_target!(|data: &[u8]| {
         }
         a.module
     } else {
-        match wave_wbin::read(body) {
-            Ok(m) => m,
+        // This toolchain's .wbin or the reference toolchain's.
+        match wave_wbin::read_any(body) {
+            Ok((m, _)) => m,
             Err(_) => return,
         }
     };
@@ -37,6 +38,9 @@ fuzz_target!(|data: &[u8]| {
             .unwrap_or_default(),
         max_steps: 20_000,
         trace: head[0] & 4 != 0,
+        // One thread, or several: the parallel path must not panic either.
+        threads: u32::from(head[5] / 8 % 3) + 1,
+        ..wave_emulator::Dispatch::default()
     };
     let mut memory = vec![0u8; 256 << (head[4] % 4)];
     let _ = wave_emulator::run(&module, &dispatch, &mut memory);

@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = wave_ide::folding_ranges(&db, file);
     let _ = wave_ide::format(&db, file);
     let _ = wave_ide::code_actions(&db, file, 0..text.len());
-    let _ = wave_ide::preview(&db, file, None, None, wave_backends::Target::Ptx);
+    let _ = wave_ide::preview_form(&db, file, None, None, "ptx");
     // A few offsets from the text's own bytes (char boundaries or not).
     let len = text.len();
     for seed in data.iter().take(8) {

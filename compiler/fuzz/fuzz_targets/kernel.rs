@@ -43,6 +43,8 @@ fn check(text: &str, language: Language, options: Options) {
             max_steps: 20_000,
             trace: false,
             interrupt: None,
+            threads: 1,
+            ..wave_emulator::Dispatch::default()
         };
         let mut device = vec![0u8; 4096];
         let _ = wave_emulator::run(&out.module, &dispatch, &mut device);
