@@ -64,23 +64,9 @@ pub(crate) struct Config<'o> {
     pub wave_width: Option<u32>,
 }
 
-/// A BF16 instruction.
+/// A BF16 instruction (the extensions of the table are exactly those).
 fn is_bf16(i: &wave_isa::Inst) -> bool {
-    use wave_isa::Operation as O;
-    matches!(
-        O::of(i),
-        Some(
-            O::CvtF32Bf16
-                | O::CvtBf16F32
-                | O::Badd
-                | O::Bsub
-                | O::Bmul
-                | O::Bma
-                | O::Badd2
-                | O::Bmul2
-                | O::Bma2
-        )
-    )
+    wave_isa::EXTENSIONS.iter().any(|e| *e as u8 == i.opcode)
 }
 
 /// Translates the kernels of `module` for `config`.

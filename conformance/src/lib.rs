@@ -379,14 +379,9 @@ fn wbin_module(
     };
     let mut named = Vec::new();
     for p in list {
-        let text = p.as_str().unwrap_or("");
-        let Some((name, ty)) = text.split_once(':') else {
-            return err(path, format!("`params`: `{text}` is not NAME: TYPE"));
-        };
-        let Some(ty) = wave_wbin::ParamType::from_name(ty.trim()) else {
-            return err(path, format!("`params`: `{}` is not u32, i32, f32 or ptr", ty.trim()));
-        };
-        named.push(wave_wbin::Param { name: name.trim().to_owned(), ty });
+        let param = wave_wbin::Param::parse(p.as_str().unwrap_or(""))
+            .map_err(|e| format!("{}: `params`: {e}", path.display()))?;
+        named.push(param);
     }
     wave_wbin::name_params(&mut module, &named)
         .map_err(|e| format!("{}: `params`: {e}", path.display()))?;

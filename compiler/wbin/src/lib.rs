@@ -517,6 +517,25 @@ pub fn read_any(file: &[u8]) -> Result<(Module, Option<reference::Generation>), 
     }
 }
 
+impl Param {
+    /// A parameter written `NAME: TYPE` (spaces optional; TYPE one of `u32 i32 f32 ptr`), as
+    /// `wave run --param` and a case's `params` name the registers of a file that records none.
+    pub fn parse(text: &str) -> Result<Param, String> {
+        let Some((name, ty)) = text.split_once(':') else {
+            return Err(format!("`{text}` is not NAME:TYPE, e.g. `a:ptr` or `n: u32`"));
+        };
+        let (name, ty) = (name.trim(), ty.trim());
+        let first = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+        if !first || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("`{text}`: `{name}` is not a name"));
+        }
+        let ty = ParamType::from_name(ty).ok_or_else(|| {
+            format!("`{text}`: `{ty}` is not a parameter type (u32, i32, f32, ptr)")
+        })?;
+        Ok(Param { name: name.to_owned(), ty })
+    }
+}
+
 /// Names the parameters of every kernel of a module whose file records none (the reference
 /// toolchain's): `params[k]` is preloaded into `r<k>`, the order in which the reference's
 /// runtime passes arguments. Refused for a kernel that has parameters already or fewer

@@ -156,3 +156,12 @@ fn variables_round_trip_and_only_they_make_a_version_1_1_file() {
     let e = read(&bad).expect_err("an empty range");
     assert!(e.message.contains("code range 0..0"), "{e}");
 }
+
+#[test]
+fn parameters_are_parsed_from_name_colon_type() {
+    assert_eq!(Param::parse("a:ptr"), Ok(Param { name: "a".into(), ty: ParamType::Ptr }));
+    assert_eq!(Param::parse(" n : u32 "), Ok(Param { name: "n".into(), ty: ParamType::U32 }));
+    assert!(Param::parse("base").is_err_and(|e| e.contains("NAME:TYPE")));
+    assert!(Param::parse("1x:u32").is_err_and(|e| e.contains("not a name")));
+    assert!(Param::parse("x:f64").is_err_and(|e| e.contains("not a parameter type")));
+}

@@ -297,33 +297,15 @@ pub(crate) fn read_wbin_with(path: &Path, params: &[String]) -> Result<wave_wbin
         );
     }
     if !params.is_empty() {
-        let params = parse_params(params).map_err(Failure::Usage)?;
+        let params = params
+            .iter()
+            .map(|t| wave_wbin::Param::parse(t).map_err(|e| format!("--param {e}")))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(Failure::Usage)?;
         wave_wbin::name_params(&mut module, &params)
             .map_err(|e| Failure::Usage(format!("--param: {e}")))?;
     }
     Ok(module)
-}
-
-/// `NAME:TYPE` parameters, TYPE one of `u32 i32 f32 ptr`.
-fn parse_params(texts: &[String]) -> Result<Vec<wave_wbin::Param>, String> {
-    texts
-        .iter()
-        .map(|t| {
-            let (name, ty) = t
-                .split_once(':')
-                .ok_or_else(|| format!("--param `{t}`: write NAME:TYPE, e.g. `a:ptr`"))?;
-            let (name, ty) = (name.trim(), ty.trim());
-            let ok_name = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            if !ok_name {
-                return Err(format!("--param `{t}`: `{name}` is not a name"));
-            }
-            let ty = wave_wbin::ParamType::from_name(ty).ok_or_else(|| {
-                format!("--param `{t}`: `{ty}` is not a parameter type (u32, i32, f32, ptr)")
-            })?;
-            Ok(wave_wbin::Param { name: name.to_owned(), ty })
-        })
-        .collect()
 }
 
 /// Rewrites a .wbin in this toolchain's format or the reference toolchain's v0.4.
